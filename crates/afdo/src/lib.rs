@@ -1,0 +1,1 @@
+//! kfdo-afdo: see DESIGN.md. (skeleton; filled in by its issue)

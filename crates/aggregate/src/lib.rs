@@ -1,0 +1,1 @@
+//! kfdo-aggregate: see DESIGN.md. (skeleton; filled in by its issue)

@@ -1,0 +1,1 @@
+//! kfdo-bench: see DESIGN.md. (skeleton; filled in by its issue)

@@ -1,0 +1,1 @@
+//! kfdo-elf: see DESIGN.md. (skeleton; filled in by its issue)

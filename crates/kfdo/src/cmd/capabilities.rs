@@ -1,0 +1,10 @@
+//! `kfdo capabilities` (not yet implemented).
+
+use crate::output::Global;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
+    anyhow::bail!("kfdo capabilities is not implemented yet")
+}

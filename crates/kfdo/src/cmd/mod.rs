@@ -1,0 +1,8 @@
+//! One module per subcommand.
+pub mod capabilities;
+pub mod compare;
+pub mod heatmap;
+pub mod profile;
+pub mod record;
+pub mod report;
+pub mod show;

@@ -1,0 +1,60 @@
+//! The `kfdo` command: argument parsing and wiring only. Each subcommand lives in
+//! `cmd/<name>.rs` and calls into the library crates, which do the work.
+
+mod cmd;
+mod output;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "kfdo",
+    version,
+    about = "Feedback-directed optimization: record, convert, build, judge"
+)]
+struct Cli {
+    /// No progress bars or informational messages.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Convert perf.data (or perf script text, or raw profiles) into an AutoFDO sample profile.
+    Profile(cmd::profile::Args),
+    /// Print any profile kfdo writes as LLVM sample-profile text.
+    Show(cmd::show::Args),
+    /// Record a branch-stack profile: hardware perf where it exists, emulated LBR where not.
+    Record(cmd::record::Args),
+    /// Say what this machine can record, and why not.
+    Capabilities(cmd::capabilities::Args),
+    /// Run commands A/B interleaved and judge them with statistics and counters.
+    Compare(cmd::compare::Args),
+    /// Write the HTML and Markdown report of stored comparisons.
+    Report(cmd::report::Args),
+    /// Draw a time x address heat map of samples in a binary's text.
+    Heatmap(cmd::heatmap::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let global = output::Global { quiet: cli.quiet };
+    let result = match cli.command {
+        Command::Profile(a) => cmd::profile::run(a, &global),
+        Command::Show(a) => cmd::show::run(a, &global),
+        Command::Record(a) => cmd::record::run(a, &global),
+        Command::Capabilities(a) => cmd::capabilities::run(a, &global),
+        Command::Compare(a) => cmd::compare::run(a, &global),
+        Command::Report(a) => cmd::report::run(a, &global),
+        Command::Heatmap(a) => cmd::heatmap::run(a, &global),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("kfdo: error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

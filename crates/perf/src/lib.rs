@@ -1,0 +1,1 @@
+//! kfdo-perf: see DESIGN.md. (skeleton; filled in by its issue)

@@ -1,0 +1,1 @@
+//! kfdo-vlbr: see DESIGN.md. (skeleton; filled in by its issue)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kfdo and its tests need, only those missing.
+# Idempotent: a second run installs nothing and says so.
+set -euo pipefail
+
+PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
+          pkg-config libclang-rt-19-dev)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
