@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
-          pkg-config libclang-rt-19-dev)
+          pkg-config libclang-rt-19-dev chromium)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
