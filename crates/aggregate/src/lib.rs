@@ -1,1 +1,24 @@
-//! kfdo-aggregate: see DESIGN.md. (skeleton; filled in by its issue)
+//! The raw profile: how often each fall-through range ran and each branch was
+//! taken, keyed by address in the profiled binary's own (link-time) address
+//! space. It knows nothing of compilers' profile formats; `kfdo-afdo` turns it
+//! into a sample profile with the help of DWARF.
+//!
+//! - [`raw`]: the counts, exact merging, and llvm-profgen's unsymbolized text form.
+//! - [`lbr`]: turning one LBR stack into range and branch counts, with the rules
+//!   llvm-profgen applies (which ranges are impossible, what is external).
+//! - [`space`]: per-process address spaces from MMAP/FORK/COMM records, mapping
+//!   runtime addresses into the binary.
+//! - [`collect`]: reading perf.data or perf script text into a raw profile,
+//!   matching the binary by build-id or path, in parallel.
+
+pub mod code;
+pub mod collect;
+pub mod error;
+pub mod lbr;
+pub mod raw;
+pub mod space;
+pub mod target;
+
+pub use code::CodeMap;
+pub use error::AggregateError;
+pub use raw::{RawProfile, EXTERNAL_ADDR};

@@ -1,0 +1,23 @@
+//! Errors of raw-profile building and reading. Every message names the input
+//! and says what to do about it.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AggregateError {
+    #[error("{path}:{line}: {what} (a raw profile is `N`, N lines `start-end:count`, `M`, M lines `from->to:count`, addresses in hex relative to the binary's base, as `kfdo profile --raw` or `llvm-profgen --skip-symbolization` write it)")]
+    RawSyntax {
+        path: PathBuf,
+        line: usize,
+        what: String,
+    },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Perf(#[from] kfdo_perf::PerfError),
+    #[error("{0}")]
+    Input(String),
+}
