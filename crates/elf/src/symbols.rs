@@ -1,0 +1,125 @@
+//! ELF symbol tables.
+//!
+//! `.symtab` is what llvm-profgen walks (`ObjectFile::symbols()`), both to
+//! decide which bytes to disassemble and to mark function entries, so we keep
+//! it complete and in file order. Names stay in the mapped file (we store
+//! their offsets), so a vmlinux with 100k+ symbols costs no string copies.
+
+use object::{Object, ObjectSymbol, SymbolSection};
+
+use crate::binary::Binary;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Symbol {
+    /// `st_value` (for ET_EXEC/ET_DYN: the link-time virtual address).
+    pub addr: u64,
+    pub size: u64,
+    /// Section index the symbol is defined in; `None` for undefined,
+    /// absolute and common symbols (llvm: `section_end()`).
+    pub section: Option<u32>,
+    /// `st_info & 0xf` (STT_FUNC = 2, ...).
+    pub st_type: u8,
+    /// STB_GLOBAL or STB_WEAK.
+    pub global: bool,
+    name_start: usize,
+    name_len: u32,
+}
+
+impl Symbol {
+    /// The raw name bytes; `data` is [`Binary::data`].
+    pub fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        &data[self.name_start..self.name_start + self.name_len as usize]
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Symbols {
+    /// `.symtab` in file order (the null symbol excluded).
+    symtab: Vec<Symbol>,
+    /// `.dynsym` in file order, used only as a fallback for lookups by name.
+    dynsym: Vec<Symbol>,
+    /// Indices into `symtab` sorted by name, for `address`.
+    by_name: Vec<u32>,
+}
+
+impl Symbols {
+    pub(crate) fn load(bin: &Binary) -> Symbols {
+        let Ok(file) = bin.elf() else {
+            return Symbols::default();
+        };
+        let data = bin.data();
+        let base = data.as_ptr() as usize;
+        let convert = |s: object::read::elf::ElfSymbol<
+            '_,
+            '_,
+            object::elf::FileHeader64<object::Endianness>,
+        >| {
+            let name = s.name_bytes().unwrap_or(b"");
+            let name_start = if name.is_empty() {
+                0
+            } else {
+                name.as_ptr() as usize - base
+            };
+            let section = match s.section() {
+                SymbolSection::Section(i) => u32::try_from(i.0).ok(),
+                _ => None,
+            };
+            let raw = s.elf_symbol();
+            Symbol {
+                addr: s.address(),
+                size: s.size(),
+                section,
+                st_type: raw.st_info & 0xf,
+                global: s.is_global() || s.is_weak(),
+                name_start,
+                name_len: name.len() as u32,
+            }
+        };
+        let symtab: Vec<Symbol> = file.symbols().map(convert).collect();
+        let dynsym: Vec<Symbol> = file.dynamic_symbols().map(convert).collect();
+        let mut by_name: Vec<u32> = (0..symtab.len() as u32).collect();
+        by_name.sort_by(|&a, &b| {
+            symtab[a as usize]
+                .name(data)
+                .cmp(symtab[b as usize].name(data))
+        });
+        Symbols {
+            symtab,
+            dynsym,
+            by_name,
+        }
+    }
+
+    /// `.symtab` symbols in file order.
+    pub fn symtab(&self) -> &[Symbol] {
+        &self.symtab
+    }
+
+    pub fn dynsym(&self) -> &[Symbol] {
+        &self.dynsym
+    }
+
+    pub(crate) fn address(&self, data: &[u8], name: &str) -> Option<u64> {
+        let name = name.as_bytes();
+        let lo = self
+            .by_name
+            .partition_point(|&i| self.symtab[i as usize].name(data) < name);
+        let hits = self.by_name[lo..]
+            .iter()
+            .map(|&i| &self.symtab[i as usize])
+            .take_while(|s| s.name(data) == name)
+            .filter(|s| s.section.is_some());
+        let mut best: Option<&Symbol> = None;
+        for s in hits {
+            if best.map_or(true, |b| s.global && !b.global) {
+                best = Some(s);
+            }
+        }
+        best.or_else(|| {
+            self.dynsym
+                .iter()
+                .find(|s| s.section.is_some() && s.name(data) == name)
+        })
+        .map(|s| s.addr)
+    }
+}
