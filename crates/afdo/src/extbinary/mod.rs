@@ -33,7 +33,7 @@
 mod reader;
 mod writer;
 
-pub use reader::{parse_extbinary, parse_extbinary_with_summary, read_extbinary};
+pub use reader::{parse_extbinary, parse_extbinary_with_summary, read_extbinary, MAX_DEPTH};
 pub use writer::write_extbinary;
 
 /// `SPMagic(SPF_Ext_Binary)`: "SPROF42" followed by the format byte 0x04.
@@ -71,16 +71,13 @@ pub mod flags {
     pub const NAME_UNIQ_SUFFIX: u64 = 4 << 32;
 }
 
-/// Whether `data` starts with the extbinary magic number.
+/// Whether `data` starts with the extbinary magic number (or, for input
+/// shorter than it, with a prefix of it: a truncated extbinary file).
 pub fn has_magic(data: &[u8]) -> bool {
-    let mut v: u64 = 0;
-    for (i, &b) in data.iter().take(10).enumerate() {
-        v |= ((b & 0x7f) as u64) << (7 * i);
-        if b & 0x80 == 0 {
-            return v == MAGIC_EXT_BINARY;
-        }
-    }
-    false
+    let mut m = Vec::with_capacity(10);
+    put_uleb(&mut m, MAGIC_EXT_BINARY);
+    let n = data.len().min(m.len());
+    n > 0 && data[..n] == m[..n]
 }
 
 pub(crate) fn put_uleb(out: &mut Vec<u8>, mut v: u64) {

@@ -10,8 +10,10 @@ use crate::error::AfdoError;
 use crate::model::{FunctionSamples, LineLocation, Profile, MAX_LINE_OFFSET};
 use crate::summary::{ProfileSummary, SummaryEntry};
 
-/// Deepest inline nesting accepted (bounds recursion on hostile input).
-const MAX_DEPTH: usize = 1024;
+/// Deepest inline nesting accepted. Real profiles stay far below; the bound
+/// keeps the recursive code that handles a profile later (merge, writers,
+/// drop) within any thread's stack.
+pub const MAX_DEPTH: usize = 256;
 
 /// Read an extbinary profile from a file.
 pub fn read_extbinary(path: &Path) -> Result<Profile, AfdoError> {
@@ -161,7 +163,7 @@ pub fn parse_extbinary_with_summary(
         }
         while c.pos < c.end {
             let head = c.uleb()?;
-            let mut fs = read_body(&mut c, &names, 0)?;
+            let mut fs = read_body(&mut c, &names)?;
             fs.head_samples = head;
             profile.add_function(fs);
         }
@@ -236,10 +238,53 @@ fn read_summary(c: &mut Cursor) -> Result<ProfileSummary, AfdoError> {
     Ok(s)
 }
 
-fn read_body(c: &mut Cursor, names: &[String], depth: usize) -> Result<FunctionSamples, AfdoError> {
-    if depth > MAX_DEPTH {
-        return Err(c.err(format!("inline nesting deeper than {MAX_DEPTH}")));
+/// One function profile with its inlinees. Iterative (an explicit stack),
+/// so hostile nesting cannot overflow the thread's stack.
+fn read_body(c: &mut Cursor, names: &[String]) -> Result<FunctionSamples, AfdoError> {
+    struct Frame {
+        fs: FunctionSamples,
+        callsites_left: u64,
+        loc: LineLocation,
     }
+    let (fs, n) = read_node(c, names)?;
+    let mut stack = vec![Frame {
+        fs,
+        callsites_left: n,
+        loc: LineLocation::new(0, 0),
+    }];
+    loop {
+        let top = stack.last_mut().expect("non-empty");
+        if top.callsites_left > 0 {
+            top.callsites_left -= 1;
+            let loc = c.loc()?;
+            if stack.len() > MAX_DEPTH {
+                return Err(c.err(format!("inline nesting deeper than {MAX_DEPTH}")));
+            }
+            let (fs, n) = read_node(c, names)?;
+            stack.push(Frame {
+                fs,
+                callsites_left: n,
+                loc,
+            });
+            continue;
+        }
+        let done = stack.pop().expect("non-empty");
+        let Some(parent) = stack.last_mut() else {
+            return Ok(done.fs);
+        };
+        let m = parent.fs.callsites.entry(done.loc).or_default();
+        match m.get_mut(&done.fs.name) {
+            Some(existing) => existing.merge(&done.fs),
+            None => {
+                m.insert(done.fs.name.clone(), done.fs);
+            }
+        }
+    }
+}
+
+/// Name, total and body records of one function; returns it with the
+/// number of inlined call sites that follow.
+fn read_node(c: &mut Cursor, names: &[String]) -> Result<(FunctionSamples, u64), AfdoError> {
     let name = c.name(names)?;
     let mut fs = FunctionSamples::new(name);
     fs.total_samples = c.uleb()?;
@@ -257,18 +302,7 @@ fn read_body(c: &mut Cursor, names: &[String], depth: usize) -> Result<FunctionS
         }
     }
     let n = c.count(6, "inlined call sites")?;
-    for _ in 0..n {
-        let loc = c.loc()?;
-        let callee = read_body(c, names, depth + 1)?;
-        let m = fs.callsites.entry(loc).or_default();
-        match m.get_mut(&callee.name) {
-            Some(existing) => existing.merge(&callee),
-            None => {
-                m.insert(callee.name.clone(), callee);
-            }
-        }
-    }
-    Ok(fs)
+    Ok((fs, n))
 }
 
 struct Cursor<'a> {

@@ -11,9 +11,9 @@ use std::path::Path;
 use crate::error::AfdoError;
 use crate::model::{FunctionSamples, LineLocation, Profile};
 
-/// Deepest inline nesting accepted (LLVM has none; this bounds the work per
-/// line on hostile input).
-const MAX_DEPTH: usize = 1024;
+/// Deepest inline nesting accepted (LLVM has no limit; this bounds the work
+/// per line and the recursion depth of later processing on hostile input).
+use crate::extbinary::MAX_DEPTH;
 
 /// Read a text profile from a file.
 pub fn read_text(path: &Path) -> Result<Profile, AfdoError> {
