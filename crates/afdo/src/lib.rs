@@ -8,6 +8,7 @@
 //! - [`extbinary`]: LLVM's extensible binary format (what clang reads fastest).
 //! - [`read_profile`] / [`write_profile`]: format sniffing and dispatch.
 
+pub mod builder;
 pub mod error;
 pub mod extbinary;
 pub mod model;
@@ -61,6 +62,12 @@ pub fn read_profile(path: &Path) -> Result<Profile, AfdoError> {
 
 /// Parse a profile held in memory; `file` names it in errors.
 pub fn parse_profile(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
+    if data.is_empty() {
+        return Err(AfdoError::UnknownFormat {
+            file: file.to_owned(),
+            msg: "empty file: no profile in it".to_owned(),
+        });
+    }
     match Format::sniff(data) {
         Some(Format::ExtBinary) => extbinary::parse_extbinary(data, file),
         Some(Format::Text) => text::parse_text(data, file),
