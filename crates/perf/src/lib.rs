@@ -28,9 +28,11 @@ mod encode;
 mod error;
 mod features;
 mod header;
+mod mapped;
 mod reader;
 mod record;
 mod sample;
+pub mod script;
 mod writer;
 
 pub use attr::EventAttr;
@@ -42,4 +44,5 @@ pub use record::{BuildIdEntry, Comm, Fork, Mmap, OwnedMmap, Record};
 pub use sample::{
     BranchEntry, BranchStack, CpuMode, ReadValue, ReadValues, Regs, Sample, U64Slice,
 };
+pub use script::{ScriptFile, ScriptItem, ScriptReader};
 pub use writer::{PerfWriter, PipeWriter};

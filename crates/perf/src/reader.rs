@@ -1,7 +1,6 @@
 //! `PerfData`: a perf.data file (file mode or pipe mode) opened over a memory map, with its
 //! attrs, build-ids and feature sections decoded at open, and its records streamed lazily.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
@@ -12,28 +11,11 @@ use crate::consts::record as rt;
 use crate::error::PerfError;
 use crate::features::{decode_cmdline, decode_event_desc, decode_nrcpus, decode_string, FeatureId};
 use crate::header::{self, FileHeader, Layout, Section, PIPE_HEADER_SIZE};
+use crate::mapped::Bytes;
 use crate::record::{
     parse_build_id, parse_comm, parse_fork, parse_mmap, BuildIdEntry, Record, BUILD_ID_EVENT_HEAD,
 };
 use crate::sample::{parse_sample, SampleLayout};
-
-/// Files smaller than this are read into memory rather than mapped: cheaper, and immune to
-/// the file being truncated under us.
-const MMAP_THRESHOLD: u64 = 1 << 20;
-
-enum Bytes {
-    Map(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Bytes {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Bytes::Map(m) => m,
-            Bytes::Owned(v) => v,
-        }
-    }
-}
 
 /// Whether the stream has a seekable header (file mode) or was written to a pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,27 +55,7 @@ impl std::fmt::Debug for PerfData {
 impl PerfData {
     /// Opens a perf.data written by `perf record` (file mode) or `perf record -o -` (pipe mode).
     pub fn open(path: &Path) -> Result<PerfData, PerfError> {
-        let io = |source| PerfError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let bytes = if len < MMAP_THRESHOLD {
-            let mut v = Vec::with_capacity(len as usize);
-            std::io::Read::read_to_end(&mut &file, &mut v).map_err(io)?;
-            Bytes::Owned(v)
-        } else {
-            // SAFETY: the map is read-only and only ever read through bounds-checked slices.
-            // If another process truncates the file while it is mapped, reads past the new end
-            // fault (SIGBUS); that is the documented cost of zero-copy reading, as in every
-            // mmap-based reader, and perf itself never truncates a finished file.
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-            #[cfg(unix)]
-            let _ = map.advise(memmap2::Advice::Sequential);
-            Bytes::Map(map)
-        };
-        Self::build(path.to_path_buf(), bytes)
+        Self::build(path.to_path_buf(), Bytes::open(path)?)
     }
 
     /// Reads perf data from memory (tests, fuzzing, data that arrived over a socket).
