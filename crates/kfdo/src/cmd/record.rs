@@ -1,10 +1,292 @@
-//! `kfdo record` (not yet implemented).
+//! `kfdo record`: a branch-stack profile of a command, with hardware perf where the machine
+//! has branch sampling, with emulated LBR (QEMU + the vLBR plugin) where it does not, and
+//! IP-only as the last resort. `--method auto` says why at each step.
 
 use crate::output::Global;
+use anyhow::{bail, Context};
+use kfdo_vlbr::hw::{self, Method};
+use std::ffi::OsString;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Output perf.data.
+    #[arg(short, long, default_value = "perf.data")]
+    output: PathBuf,
+    /// How to record: auto tries hardware branch sampling, then emulation, then IP-only.
+    #[arg(long, value_enum, default_value = "auto")]
+    method: MethodArg,
+    /// Sample every N taken branches (a prime avoids locking onto loop periods).
+    #[arg(short = 'c', long, default_value_t = kfdo_vlbr::DEFAULT_PERIOD)]
+    period: u64,
+    /// Branch records per sample (emulated; hardware gives what it has).
+    #[arg(long, default_value_t = kfdo_vlbr::DEFAULT_DEPTH)]
+    depth: u32,
+    /// Also write emulated counters (instructions, branches, L1i / iTLB misses) as JSON.
+    #[arg(long, value_name = "FILE")]
+    counters: Option<PathBuf>,
+    /// L1i model for --counters: SIZE:WAYS:LINE in bytes.
+    #[arg(long, value_name = "SIZE:WAYS:LINE", default_value = "32768:8:64")]
+    l1i: String,
+    /// iTLB model for --counters: ENTRIES:PAGE_SIZE.
+    #[arg(long, value_name = "ENTRIES:PAGE", default_value = "64:4096")]
+    itlb: String,
+    /// The QEMU user-mode emulator to use.
+    #[arg(long, value_name = "PATH")]
+    qemu: Option<PathBuf>,
+    /// Print a JSON summary on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Record the whole system with hardware perf (-a) for this long.
+    #[arg(long)]
+    system: bool,
+    /// With --system: kernel samples only.
+    #[arg(long, conflicts_with = "user_only")]
+    kernel_only: bool,
+    /// With --system: user samples only.
+    #[arg(long)]
+    user_only: bool,
+    /// With --system: seconds to record.
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// Boot a kernel under qemu-system-x86_64 and record its kernel branches (emulated).
+    #[arg(long)]
+    emulated_kernel: bool,
+    /// With --emulated-kernel: the kernel image (bzImage).
+    #[arg(long, value_name = "BZIMAGE")]
+    kernel: Option<PathBuf>,
+    /// With --emulated-kernel: the initramfs holding the workload.
+    #[arg(long, value_name = "INITRD")]
+    initrd: Option<PathBuf>,
+    /// With --emulated-kernel: the kernel command line.
+    #[arg(long, value_name = "ARGS")]
+    append: Option<String>,
+    /// With --emulated-kernel: the vmlinux (with symbols) to name in the perf.data.
+    #[arg(long, value_name = "VMLINUX")]
+    vmlinux: Option<PathBuf>,
+    /// The command to record, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("kfdo record is not implemented yet")
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MethodArg {
+    Auto,
+    Lbr,
+    Brs,
+    Spe,
+    Brbe,
+    Emulated,
+    Ip,
+}
+
+impl MethodArg {
+    fn to_method(self) -> Option<Method> {
+        Some(match self {
+            MethodArg::Auto => return None,
+            MethodArg::Lbr => Method::Lbr,
+            MethodArg::Brs => Method::Brs,
+            MethodArg::Spe => Method::Spe,
+            MethodArg::Brbe => Method::Brbe,
+            MethodArg::Emulated => Method::Emulated,
+            MethodArg::Ip => Method::Ip,
+        })
+    }
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    if a.emulated_kernel {
+        return run_kernel(&a, g);
+    }
+    if a.system {
+        return run_system(&a, g);
+    }
+    if a.command.is_empty() {
+        bail!("no command to record: give it after `--`, e.g. kfdo record -- ./a.out ARGS");
+    }
+    if a.period == 0 {
+        bail!("--period must be at least 1");
+    }
+    let caps = hw::Capabilities::detect();
+    let method = match a.method.to_method() {
+        Some(m) => {
+            if let Err(why) = caps.usable(m) {
+                bail!("--method {}: {why}", m.name());
+            }
+            m
+        }
+        None => {
+            let (m, steps) = caps.choose_auto();
+            for s in steps {
+                g.info(format!("kfdo record: {s}"));
+            }
+            m
+        }
+    };
+    match method {
+        Method::Emulated => run_emulated(&a, g),
+        m => {
+            let cmd = hw::perf_record_command(
+                &caps,
+                m,
+                a.period,
+                &a.output,
+                &a.command,
+                hw::Scope::Command,
+            )
+            .map_err(anyhow::Error::msg)?;
+            g.info(format!("kfdo record: running {}", hw::shell_words(&cmd)));
+            let code = hw::run_perf_checked(&cmd, m, &a.output).map_err(anyhow::Error::msg)?;
+            Ok(code)
+        }
+    }
+}
+
+fn cache_model(a: &Args) -> anyhow::Result<kfdo_vlbr::CacheModel> {
+    let nums = |s: &str, what: &str, n: usize| -> anyhow::Result<Vec<u64>> {
+        let v: Result<Vec<u64>, _> = s.split(':').map(|x| x.trim().parse::<u64>()).collect();
+        match v {
+            Ok(v) if v.len() == n => Ok(v),
+            _ => bail!("--{what} {s}: expected {n} numbers separated by ':'"),
+        }
+    };
+    let l = nums(&a.l1i, "l1i", 3)?;
+    let t = nums(&a.itlb, "itlb", 2)?;
+    let m = kfdo_vlbr::CacheModel {
+        l1i_size: l[0],
+        l1i_ways: l[1] as u32,
+        l1i_line: l[2],
+        itlb_entries: t[0] as u32,
+        itlb_page: t[1],
+    };
+    m.validate()
+        .map_err(|e| anyhow::anyhow!("cache model: {e}"))?;
+    Ok(m)
+}
+
+fn run_emulated(a: &Args, g: &Global) -> anyhow::Result<i32> {
+    let mut cfg = kfdo_vlbr::RecordConfig::new(a.command[0].clone(), a.output.clone())
+        .args(a.command[1..].iter().cloned())
+        .period(a.period)
+        .depth(a.depth);
+    cfg.counters = a.counters.clone();
+    cfg.cache = cache_model(a)?;
+    cfg.qemu = a.qemu.clone();
+    cfg.handle_signals = true;
+    let out = kfdo_vlbr::record_user(&cfg).with_context(|| {
+        format!(
+            "recording {} under emulation",
+            a.command[0].to_string_lossy()
+        )
+    })?;
+    for w in &out.warnings {
+        g.info(format!("kfdo record: warning: {w}"));
+    }
+    g.info(format!(
+        "kfdo record: {} samples ({} taken branches at period {}), {} executable mappings, {} process(es) -> {}",
+        out.samples,
+        out.branches,
+        a.period,
+        out.mmaps,
+        out.processes,
+        out.output.display()
+    ));
+    if let Some(c) = &a.counters {
+        g.info(format!("kfdo record: counters -> {}", c.display()));
+    }
+    if a.json {
+        let j = serde_json::json!({
+            "method": "emulated",
+            "output": out.output,
+            "exit_code": out.exit_code,
+            "signal": out.signal,
+            "samples": out.samples,
+            "period": a.period,
+            "mmaps": out.mmaps,
+            "processes": out.processes,
+            "counters": out.counters,
+            "warnings": out.warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    }
+    Ok(out.exit_code)
+}
+
+fn run_system(a: &Args, g: &Global) -> anyhow::Result<i32> {
+    let caps = hw::Capabilities::detect();
+    let secs = a.duration.context("--system needs --duration SECONDS")?;
+    if !(secs > 0.0) {
+        bail!("--duration must be positive");
+    }
+    let method = match a.method.to_method() {
+        Some(Method::Emulated) => bail!(
+            "--system records this machine with hardware perf; for an emulated kernel profile use --emulated-kernel"
+        ),
+        Some(m) => {
+            caps.usable(m).map_err(|why| anyhow::anyhow!("--method {}: {why}", m.name()))?;
+            m
+        }
+        None => {
+            let (m, steps) = caps.choose_auto_system();
+            for s in steps {
+                g.info(format!("kfdo record: {s}"));
+            }
+            m
+        }
+    };
+    let scope = if a.kernel_only {
+        hw::Scope::SystemKernel(secs)
+    } else if a.user_only {
+        hw::Scope::SystemUser(secs)
+    } else {
+        hw::Scope::System(secs)
+    };
+    let cmd = hw::perf_record_command(&caps, method, a.period, &a.output, &[], scope)
+        .map_err(anyhow::Error::msg)?;
+    g.info(format!("kfdo record: running {}", hw::shell_words(&cmd)));
+    hw::run_perf_checked(&cmd, method, &a.output).map_err(anyhow::Error::msg)
+}
+
+fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
+    let kernel = a
+        .kernel
+        .clone()
+        .context("--emulated-kernel needs --kernel BZIMAGE")?;
+    let mut cfg = kfdo_vlbr::SystemConfig::new(kernel, a.output.clone());
+    cfg.initrd = a.initrd.clone();
+    cfg.append = a.append.clone();
+    cfg.vmlinux = a.vmlinux.clone();
+    cfg.period = a.period;
+    cfg.depth = a.depth;
+    cfg.counters = a.counters.clone();
+    cfg.cache = cache_model(a)?;
+    cfg.filter = if a.user_only {
+        kfdo_vlbr::Filter::User
+    } else if a.kernel_only || !a.user_only {
+        kfdo_vlbr::Filter::Kernel
+    } else {
+        kfdo_vlbr::Filter::All
+    };
+    let out = kfdo_vlbr::record_system(&cfg).context("recording the kernel under emulation")?;
+    for w in &out.warnings {
+        g.info(format!("kfdo record: warning: {w}"));
+    }
+    g.info(format!(
+        "kfdo record: {} kernel samples at period {} -> {}",
+        out.samples,
+        a.period,
+        out.output.display()
+    ));
+    if a.json {
+        let j = serde_json::json!({
+            "method": "emulated-kernel",
+            "output": out.output,
+            "samples": out.samples,
+            "period": a.period,
+            "counters": out.counters,
+            "warnings": out.warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+    }
+    Ok(0)
 }

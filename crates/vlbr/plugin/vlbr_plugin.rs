@@ -1,0 +1,1149 @@
+//! The vLBR QEMU TCG plugin: emulated last-branch records and counters.
+//!
+//! Built by `crates/vlbr/build.rs` as a standalone `cdylib` with plain `rustc` (no crates),
+//! embedded in the `kfdo-vlbr` library and written to a temporary file at record time.
+//! It is loaded by QEMU 7.2 (`-plugin lib.so,key=value,...`, plugin API version 1): the part
+//! of `qemu-plugin.h` it uses is declared below.
+//!
+//! What it does, per executed translation block (TB):
+//! - Taken-branch detection. The previous TB's last instruction is classified when the TB is
+//!   translated (conditional, direct/indirect jump or call, return, far transfer, or not a
+//!   branch). When the next TB starts, a branch of the previous TB was *taken* if it is an
+//!   unconditional transfer (whatever its target, so `call next; pop` counts), or a
+//!   conditional one whose successor is not its fall-through. A TB that ends without a
+//!   branch (page boundary, size limit, `syscall`, a `rep` string instruction that QEMU loops
+//!   on itself) records nothing: hardware LBR has no entry for those either.
+//! - A ring of the last N (default 32) taken branches per vCPU; every PERIOD taken branches
+//!   a sample (time, pid, tid, ip = target of the sampled branch, the ring newest first).
+//! - Optional counters: instructions, taken and conditional branches, L1i and iTLB misses
+//!   from a small LRU model, split user / kernel by address (kernel = upper half).
+//! - Guest mappings (user mode): the images QEMU loaded itself (program and ELF
+//!   interpreter) from the host's /proc/self/maps at the first executed TB, translated by
+//!   the guest base (host address of the code - guest address, both known exactly from
+//!   the first instruction); libraries from the guest's `mmap` syscalls with PROT_EXEC
+//!   (guest and host file descriptors are the same in qemu-user).
+//!
+//! Output: a little-endian record stream (see `crates/vlbr/src/stream.rs`), appended to the
+//! file given as `out=` with whole-record `write(2)` calls on an O_APPEND descriptor, so
+//! that forked guest processes can share it.
+
+#![allow(non_camel_case_types, clippy::missing_safety_doc)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering::*};
+use std::sync::{Mutex, OnceLock};
+
+// ---- the subset of qemu-plugin.h (API version 1) used here -------------------------
+
+type qemu_plugin_id_t = u64;
+
+#[repr(C)]
+pub struct qemu_info_t {
+    target_name: *const c_char,
+    version_min: c_int,
+    version_cur: c_int,
+    system_emulation: bool,
+    smp_vcpus: c_int,
+    max_vcpus: c_int,
+}
+
+#[repr(C)]
+pub struct qemu_plugin_tb {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct qemu_plugin_insn {
+    _p: [u8; 0],
+}
+
+const QEMU_PLUGIN_CB_NO_REGS: c_int = 0;
+
+type TbTransCb = extern "C" fn(qemu_plugin_id_t, *mut qemu_plugin_tb);
+type VcpuUdataCb = extern "C" fn(c_uint, *mut c_void);
+type VcpuSimpleCb = extern "C" fn(qemu_plugin_id_t, c_uint);
+type UdataCb = extern "C" fn(qemu_plugin_id_t, *mut c_void);
+type SyscallCb =
+    extern "C" fn(qemu_plugin_id_t, c_uint, i64, u64, u64, u64, u64, u64, u64, u64, u64);
+type SyscallRetCb = extern "C" fn(qemu_plugin_id_t, c_uint, i64, i64);
+
+extern "C" {
+    fn qemu_plugin_register_vcpu_tb_trans_cb(id: qemu_plugin_id_t, cb: TbTransCb);
+    fn qemu_plugin_register_vcpu_tb_exec_cb(
+        tb: *mut qemu_plugin_tb,
+        cb: VcpuUdataCb,
+        flags: c_int,
+        userdata: *mut c_void,
+    );
+    fn qemu_plugin_register_vcpu_init_cb(id: qemu_plugin_id_t, cb: VcpuSimpleCb);
+    fn qemu_plugin_register_vcpu_exit_cb(id: qemu_plugin_id_t, cb: VcpuSimpleCb);
+    fn qemu_plugin_register_vcpu_syscall_cb(id: qemu_plugin_id_t, cb: SyscallCb);
+    fn qemu_plugin_register_vcpu_syscall_ret_cb(id: qemu_plugin_id_t, cb: SyscallRetCb);
+    fn qemu_plugin_register_atexit_cb(id: qemu_plugin_id_t, cb: UdataCb, userdata: *mut c_void);
+    fn qemu_plugin_tb_n_insns(tb: *const qemu_plugin_tb) -> usize;
+    fn qemu_plugin_tb_vaddr(tb: *const qemu_plugin_tb) -> u64;
+    fn qemu_plugin_tb_get_insn(tb: *const qemu_plugin_tb, idx: usize) -> *mut qemu_plugin_insn;
+    fn qemu_plugin_insn_data(insn: *const qemu_plugin_insn) -> *const c_void;
+    fn qemu_plugin_insn_size(insn: *const qemu_plugin_insn) -> usize;
+    fn qemu_plugin_insn_vaddr(insn: *const qemu_plugin_insn) -> u64;
+    fn qemu_plugin_insn_haddr(insn: *const qemu_plugin_insn) -> *mut c_void;
+    fn qemu_plugin_outs(s: *const c_char);
+}
+
+#[no_mangle]
+pub static qemu_plugin_version: c_int = 1;
+
+// ---- libc, declared here so the plugin needs no crates ---------------------------
+
+extern "C" {
+    fn write(fd: c_int, buf: *const c_void, n: usize) -> isize;
+    fn open(path: *const c_char, flags: c_int, mode: c_uint) -> c_int;
+    fn getpid() -> c_int;
+    fn getppid() -> c_int;
+    fn gettid() -> c_int;
+    fn clock_gettime(clk: c_int, ts: *mut [i64; 2]) -> c_int;
+}
+const O_WRONLY: c_int = 1;
+const O_CREAT: c_int = 0o100;
+const O_APPEND: c_int = 0o2000;
+const O_CLOEXEC: c_int = 0o2000000;
+const CLOCK_MONOTONIC: c_int = 1;
+
+// ---- stream record types (keep in sync with src/stream.rs) ------------------------
+
+const REC_SAMPLE: u32 = 1;
+const REC_MMAP: u32 = 2;
+const REC_THREAD: u32 = 3;
+const REC_FORK: u32 = 4;
+const REC_EXIT: u32 = 5;
+const REC_COUNTERS: u32 = 6;
+const REC_INFO: u32 = 7;
+const REC_END: u32 = 8;
+const REC_EXEC: u32 = 9;
+const STREAM_MAGIC: &[u8; 8] = b"KFDOVLB1";
+
+// ---- branch classification ---------------------------------------------------------
+
+const K_NONE: u8 = 0;
+const K_COND: u8 = 1;
+const K_JMP: u8 = 2;
+const K_CALL: u8 = 3;
+const K_RET: u8 = 4;
+const K_IND_JMP: u8 = 5;
+const K_IND_CALL: u8 = 6;
+const K_FAR: u8 = 7; // iret, lret, far call/jmp
+const K_SYSCALL: u8 = 8; // syscall, sysenter, int n
+const K_SYSRET: u8 = 9; // sysret, sysexit
+
+/// Classifies one x86-64 instruction by its bytes (only control transfers matter).
+fn classify(b: &[u8]) -> (u8, bool) {
+    let mut i = 0;
+    let mut lock = false;
+    while i < b.len() {
+        match b[i] {
+            0xF0 => lock = true,
+            0x66 | 0x67 | 0xF2 | 0xF3 | 0x2E | 0x3E | 0x26 | 0x36 | 0x64 | 0x65 => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    if i < b.len() && (b[i] & 0xF0) == 0x40 {
+        i += 1;
+    }
+    let op = match b.get(i) {
+        Some(&o) => o,
+        None => return (K_NONE, lock),
+    };
+    let next = b.get(i + 1).copied().unwrap_or(0);
+    let kind = match op {
+        0x70..=0x7F | 0xE0..=0xE3 => K_COND,
+        0x0F => match next {
+            0x80..=0x8F => K_COND,
+            0x05 | 0x34 => K_SYSCALL,
+            0x07 | 0x35 => K_SYSRET,
+            _ => K_NONE,
+        },
+        0xE8 => K_CALL,
+        0xE9 | 0xEB => K_JMP,
+        0xEA | 0x9A => K_FAR,
+        0xC2 | 0xC3 => K_RET,
+        0xCA | 0xCB | 0xCF => K_FAR,
+        0xCC | 0xCD | 0xCE => K_SYSCALL,
+        0xFF => match (next >> 3) & 7 {
+            2 => K_IND_CALL,
+            4 => K_IND_JMP,
+            3 | 5 => K_FAR,
+            _ => K_NONE,
+        },
+        _ => K_NONE,
+    };
+    (kind, lock)
+}
+
+// ---- configuration -----------------------------------------------------------------
+
+#[derive(Clone)]
+struct Config {
+    period: u64,
+    depth: usize,
+    counters: bool,
+    system: bool,
+    /// 0: all branches, 1: user only, 2: kernel only (by source and target address).
+    filter: u8,
+    exe: Vec<u8>,
+    l1i_size: u64,
+    l1i_ways: usize,
+    l1i_line: u64,
+    itlb_entries: usize,
+    itlb_page: u64,
+    fd: c_int,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+static FD: AtomicI32 = AtomicI32::new(-1);
+static WRITE_FAILED: AtomicBool = AtomicBool::new(false);
+static MAPS_DONE: AtomicBool = AtomicBool::new(false);
+/// Host address minus guest address of guest code (user mode); u64::MAX until known.
+static GUEST_BASE: AtomicU64 = AtomicU64::new(u64::MAX);
+
+fn cfg() -> &'static Config {
+    CONFIG.get().expect("vlbr: not configured")
+}
+
+const KERNEL_START: u64 = 0xffff_8000_0000_0000;
+
+#[inline]
+fn is_kernel(a: u64) -> bool {
+    a >= KERNEL_START
+}
+
+// ---- per translation block ---------------------------------------------------------
+
+struct Tb {
+    start: u64,
+    last: u64,
+    end: u64,
+    n_insns: u64,
+    kind: u8,
+    /// The block holds a LOCK-prefixed instruction: an atomic restart (QEMU re-running the
+    /// instruction alone in a one-instruction block) must not look like a branch.
+    has_lock: bool,
+    first_is_lock: bool,
+}
+
+// ---- models for counters -----------------------------------------------------------
+
+struct Lru {
+    sets: u64,
+    ways: usize,
+    shift: u32,
+    tags: Vec<u64>, // sets * ways, MRU first, u64::MAX = empty
+}
+
+impl Lru {
+    fn new(entries: u64, ways: usize, granule: u64) -> Lru {
+        let ways = ways.max(1);
+        let sets = (entries / ways as u64).max(1);
+        Lru {
+            sets,
+            ways,
+            shift: granule.max(1).trailing_zeros(),
+            tags: vec![u64::MAX; (sets as usize) * ways],
+        }
+    }
+    /// Touches the granule holding `addr`; true on a miss.
+    #[inline]
+    fn access(&mut self, addr: u64) -> bool {
+        let g = addr >> self.shift;
+        let set = (g % self.sets) as usize;
+        let row = &mut self.tags[set * self.ways..(set + 1) * self.ways];
+        if row[0] == g {
+            return false;
+        }
+        match row.iter().position(|&t| t == g) {
+            Some(p) => {
+                row[..=p].rotate_right(1);
+                false
+            }
+            None => {
+                row.rotate_right(1);
+                row[0] = g;
+                true
+            }
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    insns: [u64; 2],
+    taken: [u64; 2],
+    cond: [u64; 2],
+    l1i_access: [u64; 2],
+    l1i_miss: [u64; 2],
+    itlb_access: [u64; 2],
+    itlb_miss: [u64; 2],
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        for k in 0..2 {
+            self.insns[k] += o.insns[k];
+            self.taken[k] += o.taken[k];
+            self.cond[k] += o.cond[k];
+            self.l1i_access[k] += o.l1i_access[k];
+            self.l1i_miss[k] += o.l1i_miss[k];
+            self.itlb_access[k] += o.itlb_access[k];
+            self.itlb_miss[k] += o.itlb_miss[k];
+        }
+    }
+}
+
+// ---- per vCPU ----------------------------------------------------------------------
+
+struct Vcpu {
+    prev: *const Tb,
+    ring: Vec<(u64, u64)>,
+    head: usize,
+    filled: usize,
+    countdown: u64,
+    pid: i32,
+    tid: i32,
+    need_ids: bool,
+    buf: Vec<u8>,
+    counts: Counts,
+    l1i: Lru,
+    itlb: Lru,
+    /// mmap arguments between the syscall callback and its return.
+    mmap_args: Option<(u64, u64, u64, u64, u64)>,
+}
+
+const MAX_VCPUS: usize = 4096;
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_VCPU: AtomicPtr<Vcpu> = AtomicPtr::new(null_mut());
+static VCPUS: [AtomicPtr<Vcpu>; MAX_VCPUS] = [NO_VCPU; MAX_VCPUS];
+/// Counters of vCPUs that have exited, for this process.
+static DONE_COUNTS: Mutex<Counts> = Mutex::new(Counts {
+    insns: [0; 2],
+    taken: [0; 2],
+    cond: [0; 2],
+    l1i_access: [0; 2],
+    l1i_miss: [0; 2],
+    itlb_access: [0; 2],
+    itlb_miss: [0; 2],
+});
+
+fn new_vcpu() -> Box<Vcpu> {
+    let c = cfg();
+    Box::new(Vcpu {
+        prev: std::ptr::null(),
+        ring: vec![(0, 0); c.depth.max(1)],
+        head: 0,
+        filled: 0,
+        countdown: c.period,
+        pid: 0,
+        tid: 0,
+        need_ids: true,
+        buf: Vec::with_capacity(1 << 16),
+        counts: Counts::default(),
+        l1i: Lru::new(c.l1i_size / c.l1i_line.max(1), c.l1i_ways, c.l1i_line),
+        itlb: Lru::new(c.itlb_entries as u64, c.itlb_entries, c.itlb_page),
+        mmap_args: None,
+    })
+}
+
+/// The state of vCPU `i`. Each vCPU runs on one thread at a time, so the state is only
+/// touched by that thread (and at exit, after the guest has stopped).
+#[inline]
+fn vcpu(i: c_uint) -> Option<&'static mut Vcpu> {
+    let slot = VCPUS.get(i as usize)?;
+    let mut p = slot.load(Acquire);
+    if p.is_null() {
+        let b = Box::into_raw(new_vcpu());
+        match slot.compare_exchange(null_mut(), b, AcqRel, Acquire) {
+            Ok(_) => p = b,
+            Err(cur) => {
+                drop(unsafe { Box::from_raw(b) });
+                p = cur;
+            }
+        }
+    }
+    Some(unsafe { &mut *p })
+}
+
+fn now_ns() -> u64 {
+    let mut ts = [0i64; 2];
+    unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
+    (ts[0] as u64) * 1_000_000_000 + ts[1] as u64
+}
+
+// ---- output ------------------------------------------------------------------------
+
+fn put_u32(b: &mut Vec<u8>, v: u32) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+fn put_u64(b: &mut Vec<u8>, v: u64) {
+    b.extend_from_slice(&v.to_le_bytes());
+}
+/// Starts a record; returns the offset of its length field (patched by `end_rec`).
+fn begin_rec(b: &mut Vec<u8>, ty: u32) -> usize {
+    put_u32(b, ty);
+    let at = b.len();
+    put_u32(b, 0);
+    at
+}
+fn end_rec(b: &mut [u8], at: usize) {
+    let len = (b.len() - at - 4) as u32;
+    b[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+fn write_all(fd: c_int, mut data: &[u8]) -> bool {
+    while !data.is_empty() {
+        let n = unsafe { write(fd, data.as_ptr() as *const c_void, data.len()) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return false;
+        }
+        if n == 0 {
+            return false;
+        }
+        data = &data[n as usize..];
+    }
+    true
+}
+
+/// Writes out a buffer of whole records. After a failed write (full disk) nothing more is
+/// written and the stream ends without its END record, which the reader reports.
+fn flush(buf: &mut Vec<u8>) {
+    if buf.is_empty() {
+        return;
+    }
+    if !WRITE_FAILED.load(Relaxed) && !write_all(FD.load(Relaxed), buf) {
+        WRITE_FAILED.store(true, Relaxed);
+        outs("vlbr: cannot write the capture stream; recording stopped\n");
+    }
+    buf.clear();
+}
+
+fn outs(s: &str) {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
+    unsafe { qemu_plugin_outs(v.as_ptr() as *const c_char) };
+}
+
+fn maybe_flush(v: &mut Vcpu) {
+    if v.buf.len() >= (1 << 20) {
+        flush(&mut v.buf);
+    }
+}
+
+fn refresh_ids(v: &mut Vcpu) {
+    v.need_ids = false;
+    if cfg().system {
+        v.pid = -1;
+        v.tid = -1;
+        return;
+    }
+    let (pid, tid) = unsafe { (getpid(), gettid()) };
+    if (pid, tid) != (v.pid, v.tid) {
+        v.pid = pid;
+        v.tid = tid;
+        let at = begin_rec(&mut v.buf, REC_THREAD);
+        put_u64(&mut v.buf, now_ns());
+        put_u32(&mut v.buf, pid as u32);
+        put_u32(&mut v.buf, tid as u32);
+        end_rec(&mut v.buf, at);
+    }
+}
+
+// ---- guest mappings (user mode) ----------------------------------------------------
+
+/// One MMAP record: guest address, length, file offset, protection, flags, device,
+/// inode and path.
+#[allow(clippy::too_many_arguments)]
+fn mmap_record(
+    b: &mut Vec<u8>,
+    pid: i32,
+    tid: i32,
+    addr: u64,
+    len: u64,
+    pgoff: u64,
+    prot: u32,
+    flags: u32,
+    maj: u32,
+    min: u32,
+    ino: u64,
+    path: &[u8],
+) {
+    let at = begin_rec(b, REC_MMAP);
+    put_u64(b, now_ns());
+    put_u32(b, pid as u32);
+    put_u32(b, tid as u32);
+    put_u64(b, addr);
+    put_u64(b, len);
+    put_u64(b, pgoff);
+    put_u32(b, prot);
+    put_u32(b, flags);
+    put_u32(b, maj);
+    put_u32(b, min);
+    put_u64(b, ino);
+    put_u32(b, path.len() as u32);
+    b.extend_from_slice(path);
+    end_rec(b, at);
+}
+
+/// At the first executed block: the file mappings QEMU made for the guest itself (the
+/// program, and the ELF interpreter holding the first instruction). QEMU maps guest code
+/// without host execute permission, and the host merges neighbouring mappings, so these
+/// are sent as they are (flag MAP_FROM_MAPS) and the reader finds the load bias from the
+/// program headers.
+fn initial_maps(v: &mut Vcpu, first_pc: u64) {
+    let base = GUEST_BASE.load(Relaxed);
+    let base = if base == u64::MAX { 0 } else { base };
+    let at = begin_rec(&mut v.buf, REC_INFO);
+    put_u64(&mut v.buf, base);
+    put_u64(&mut v.buf, first_pc);
+    end_rec(&mut v.buf, at);
+    let maps = match std::fs::read("/proc/self/maps") {
+        Ok(m) => m,
+        Err(_) => return,
+    };
+    let exe = cfg().exe.clone();
+    let host_pc = first_pc.wrapping_add(base);
+    let mut interp: Option<Vec<u8>> = None;
+    for line in maps.split(|&c| c == b'\n') {
+        if let Some(m) = parse_maps_line(line) {
+            if m.path.first() == Some(&b'/') && m.start <= host_pc && host_pc < m.end {
+                interp = Some(m.path.to_vec());
+            }
+        }
+    }
+    for line in maps.split(|&c| c == b'\n') {
+        let m = match parse_maps_line(line) {
+            Some(m) => m,
+            None => continue,
+        };
+        if m.start < base || m.path.first() != Some(&b'/') {
+            continue;
+        }
+        if m.path != exe.as_slice() && interp.as_deref() != Some(m.path) {
+            continue;
+        }
+        let (pid, tid) = (v.pid, v.tid);
+        mmap_record(
+            &mut v.buf,
+            pid,
+            tid,
+            m.start - base,
+            m.end - m.start,
+            m.off,
+            m.prot,
+            MAP_FROM_MAPS,
+            m.maj,
+            m.min,
+            m.ino,
+            m.path,
+        );
+    }
+}
+
+/// MMAP record flag: the mapping was read from the host's /proc/self/maps.
+const MAP_FROM_MAPS: u32 = 0x8000_0000;
+
+struct MapsLine<'a> {
+    start: u64,
+    end: u64,
+    prot: u32,
+    off: u64,
+    maj: u32,
+    min: u32,
+    ino: u64,
+    path: &'a [u8],
+}
+
+fn parse_maps_line(line: &[u8]) -> Option<MapsLine<'_>> {
+    let s = line;
+    let mut fields = Vec::with_capacity(6);
+    let mut i = 0;
+    while fields.len() < 5 {
+        while i < s.len() && s[i] == b' ' {
+            i += 1;
+        }
+        let st = i;
+        while i < s.len() && s[i] != b' ' {
+            i += 1;
+        }
+        if st == i {
+            return None;
+        }
+        fields.push(&s[st..i]);
+    }
+    while i < s.len() && s[i] == b' ' {
+        i += 1;
+    }
+    let path = &s[i..];
+    let hex = |x: &[u8]| u64::from_str_radix(std::str::from_utf8(x).ok()?, 16).ok();
+    let range = fields[0];
+    let dash = range.iter().position(|&c| c == b'-')?;
+    let dev = fields[3];
+    let colon = dev.iter().position(|&c| c == b':')?;
+    Some(MapsLine {
+        start: hex(&range[..dash])?,
+        end: hex(&range[dash + 1..])?,
+        prot: {
+            let p = fields[1];
+            (p.first() == Some(&b'r')) as u32
+                | ((p.get(1) == Some(&b'w')) as u32) << 1
+                | ((p.get(2) == Some(&b'x')) as u32) << 2
+        },
+        off: hex(fields[2])?,
+        maj: hex(&dev[..colon])? as u32,
+        min: hex(&dev[colon + 1..])? as u32,
+        ino: std::str::from_utf8(fields[4]).ok()?.parse().ok()?,
+        path,
+    })
+}
+
+// ---- callbacks ---------------------------------------------------------------------
+
+extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
+    unsafe {
+        let n = qemu_plugin_tb_n_insns(tb);
+        if n == 0 {
+            return;
+        }
+        let start = qemu_plugin_tb_vaddr(tb);
+        let mut has_lock = false;
+        let mut first_is_lock = false;
+        let mut last = start;
+        let mut end = start;
+        let mut kind = K_NONE;
+        for i in 0..n {
+            let insn = qemu_plugin_tb_get_insn(tb, i);
+            let size = qemu_plugin_insn_size(insn);
+            let va = qemu_plugin_insn_vaddr(insn);
+            let data = qemu_plugin_insn_data(insn) as *const u8;
+            let bytes = std::slice::from_raw_parts(data, size.min(16));
+            let (k, lock) = classify(bytes);
+            if lock {
+                has_lock = true;
+                if i == 0 {
+                    first_is_lock = true;
+                }
+            }
+            if i == 0 && GUEST_BASE.load(Relaxed) == u64::MAX && !cfg().system {
+                let h = qemu_plugin_insn_haddr(insn) as u64;
+                if h != 0 {
+                    GUEST_BASE.store(h.wrapping_sub(va), Relaxed);
+                }
+            }
+            if i == n - 1 {
+                last = va;
+                end = va + size as u64;
+                kind = k;
+            }
+        }
+        let info = Box::into_raw(Box::new(Tb {
+            start,
+            last,
+            end,
+            n_insns: n as u64,
+            kind,
+            has_lock,
+            first_is_lock,
+        }));
+        let cb: VcpuUdataCb = if cfg().counters {
+            on_tb_exec_counting
+        } else {
+            on_tb_exec
+        };
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, cb, QEMU_PLUGIN_CB_NO_REGS, info as *mut c_void);
+    }
+}
+
+#[inline(always)]
+fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
+    let prev = std::mem::replace(&mut v.prev, tb as *const Tb);
+    if v.need_ids {
+        refresh_ids(v);
+        if !MAPS_DONE.load(Relaxed) && !cfg().system && !MAPS_DONE.swap(true, AcqRel) {
+            initial_maps(v, tb.start);
+        }
+    }
+    if prev.is_null() {
+        return;
+    }
+    let p = unsafe { &*prev };
+    if p.kind == K_NONE {
+        return;
+    }
+    // An atomic instruction that QEMU restarts alone in a one-instruction block (parallel
+    // guests) interrupts the previous block before its last instruction: no branch.
+    if p.has_lock && tb.first_is_lock && tb.start > p.start && tb.start < p.end {
+        return;
+    }
+    let taken = match p.kind {
+        K_COND => {
+            if counting {
+                v.counts.cond[is_kernel(p.last) as usize] += 1;
+            }
+            tb.start != p.end
+        }
+        // In user mode QEMU performs system calls itself and resumes at the next
+        // instruction: no branch, as user-only LBR filtering gives on hardware.
+        K_SYSCALL | K_SYSRET => cfg().system,
+        _ => true,
+    };
+    if taken {
+        branch(v, p.last, tb.start, counting);
+    }
+}
+
+#[inline(always)]
+fn branch(v: &mut Vcpu, from: u64, to: u64, counting: bool) {
+    let c = cfg();
+    let kf = is_kernel(from);
+    if counting {
+        v.counts.taken[kf as usize] += 1;
+    }
+    match c.filter {
+        1 if kf || is_kernel(to) => return,
+        2 if !kf || !is_kernel(to) => return,
+        _ => {}
+    }
+    let depth = v.ring.len();
+    v.head = if v.head + 1 == depth { 0 } else { v.head + 1 };
+    v.ring[v.head] = (from, to);
+    if v.filled < depth {
+        v.filled += 1;
+    }
+    v.countdown -= 1;
+    if v.countdown == 0 {
+        v.countdown = c.period;
+        sample(v, to);
+    }
+}
+
+#[cold]
+fn sample(v: &mut Vcpu, ip: u64) {
+    let depth = v.ring.len();
+    let n = v.filled;
+    let at = begin_rec(&mut v.buf, REC_SAMPLE);
+    put_u64(&mut v.buf, now_ns());
+    put_u32(&mut v.buf, v.pid as u32);
+    put_u32(&mut v.buf, v.tid as u32);
+    put_u64(&mut v.buf, ip);
+    put_u64(&mut v.buf, cfg().period);
+    put_u32(&mut v.buf, n as u32);
+    put_u32(&mut v.buf, 0);
+    let mut i = v.head;
+    for _ in 0..n {
+        let (f, t) = v.ring[i];
+        put_u64(&mut v.buf, f);
+        put_u64(&mut v.buf, t);
+        i = if i == 0 { depth - 1 } else { i - 1 };
+    }
+    end_rec(&mut v.buf, at);
+    maybe_flush(v);
+}
+
+extern "C" fn on_tb_exec(vcpu_index: c_uint, ud: *mut c_void) {
+    let tb = unsafe { &*(ud as *const Tb) };
+    if let Some(v) = vcpu(vcpu_index) {
+        step(v, tb, false);
+    }
+}
+
+extern "C" fn on_tb_exec_counting(vcpu_index: c_uint, ud: *mut c_void) {
+    let tb = unsafe { &*(ud as *const Tb) };
+    if let Some(v) = vcpu(vcpu_index) {
+        let k = is_kernel(tb.start) as usize;
+        v.counts.insns[k] += tb.n_insns;
+        let c = cfg();
+        let mut line = tb.start & !(c.l1i_line - 1);
+        while line < tb.end {
+            v.counts.l1i_access[k] += 1;
+            if v.l1i.access(line) {
+                v.counts.l1i_miss[k] += 1;
+            }
+            line += c.l1i_line;
+        }
+        let mut page = tb.start & !(c.itlb_page - 1);
+        while page < tb.end {
+            v.counts.itlb_access[k] += 1;
+            if v.itlb.access(page) {
+                v.counts.itlb_miss[k] += 1;
+            }
+            page += c.itlb_page;
+        }
+        step(v, tb, true);
+    }
+}
+
+extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, i: c_uint) {
+    if let Some(v) = vcpu(i) {
+        // A vCPU index can be reused by a new guest thread: start it afresh.
+        v.prev = std::ptr::null();
+        v.filled = 0;
+        v.need_ids = true;
+    }
+}
+
+extern "C" fn on_vcpu_exit(_id: qemu_plugin_id_t, i: c_uint) {
+    if let Some(v) = vcpu(i) {
+        flush(&mut v.buf);
+        if let Ok(mut d) = DONE_COUNTS.lock() {
+            d.add(&v.counts);
+        }
+        v.counts = Counts::default();
+    }
+}
+
+const SYS_MMAP: i64 = 9;
+const SYS_RT_SIGRETURN: i64 = 15;
+const SYS_CLONE: i64 = 56;
+const SYS_FORK: i64 = 57;
+const SYS_VFORK: i64 = 58;
+const SYS_EXECVE: i64 = 59;
+const SYS_EXECVEAT: i64 = 322;
+const SYS_CLONE3: i64 = 435;
+const PROT_EXEC: u64 = 4;
+const MAP_ANONYMOUS: u64 = 0x20;
+
+#[allow(clippy::too_many_arguments)]
+extern "C" fn on_syscall(
+    _id: qemu_plugin_id_t,
+    i: c_uint,
+    num: i64,
+    _a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
+    a6: u64,
+    _a7: u64,
+    _a8: u64,
+) {
+    let v = match vcpu(i) {
+        Some(v) => v,
+        None => return,
+    };
+    match num {
+        SYS_MMAP => v.mmap_args = Some((a2, a3, a4, a5, a6)),
+        SYS_EXECVE | SYS_EXECVEAT => {
+            // On success this process image is gone (qemu-user runs the new program
+            // natively): write out everything now.
+            let at = begin_rec(&mut v.buf, REC_EXEC);
+            put_u64(&mut v.buf, now_ns());
+            put_u32(&mut v.buf, v.pid as u32);
+            put_u32(&mut v.buf, v.tid as u32);
+            end_rec(&mut v.buf, at);
+            write_counters(v);
+            flush_all();
+        }
+        SYS_RT_SIGRETURN => v.prev = std::ptr::null(),
+        _ => {}
+    }
+}
+
+extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret: i64) {
+    let v = match vcpu(i) {
+        Some(v) => v,
+        None => return,
+    };
+    match num {
+        SYS_MMAP => {
+            let args = v.mmap_args.take();
+            let (len, prot, flags, fd, off) = match args {
+                Some(a) => a,
+                None => return,
+            };
+            if !(-4095..0).contains(&ret)
+                && prot & PROT_EXEC != 0
+                && flags & MAP_ANONYMOUS == 0
+                && (fd as i64) >= 0
+            {
+                let link = format!("/proc/self/fd/{}", fd as i64);
+                let path = match std::fs::read_link(&link) {
+                    Ok(p) => p,
+                    Err(_) => return,
+                };
+                use std::os::unix::ffi::OsStrExt;
+                use std::os::unix::fs::MetadataExt;
+                let (maj, min, ino) = match std::fs::metadata(&link) {
+                    Ok(m) => {
+                        let d = m.dev();
+                        (
+                            (((d >> 32) & 0xffff_f000) | ((d >> 8) & 0xfff)) as u32,
+                            (((d >> 12) & 0xffff_ff00) | (d & 0xff)) as u32,
+                            m.ino(),
+                        )
+                    }
+                    Err(_) => (0, 0, 0),
+                };
+                if v.need_ids {
+                    refresh_ids(v);
+                }
+                let (pid, tid) = (v.pid, v.tid);
+                mmap_record(
+                    &mut v.buf,
+                    pid,
+                    tid,
+                    ret as u64,
+                    len,
+                    off,
+                    prot as u32,
+                    flags as u32,
+                    maj,
+                    min,
+                    ino,
+                    path.as_os_str().as_bytes(),
+                );
+            }
+        }
+        SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3 if ret == 0 => {
+            // In a new child process (new threads do not return through here in
+            // qemu-user). Its copy of the parent's unwritten records belongs to the
+            // parent: drop them, and start its own counts.
+            let me = unsafe { getpid() };
+            if me == v.pid {
+                return;
+            }
+            for slot in VCPUS.iter() {
+                let p = slot.load(Acquire);
+                if !p.is_null() {
+                    let o = unsafe { &mut *p };
+                    o.buf.clear();
+                    o.counts = Counts::default();
+                }
+            }
+            if let Ok(mut d) = DONE_COUNTS.lock() {
+                *d = Counts::default();
+            }
+            let ppid = v.pid;
+            v.pid = me;
+            v.tid = unsafe { gettid() };
+            let at = begin_rec(&mut v.buf, REC_FORK);
+            put_u64(&mut v.buf, now_ns());
+            put_u32(&mut v.buf, me as u32);
+            put_u32(&mut v.buf, ppid as u32);
+            put_u32(&mut v.buf, v.tid as u32);
+            put_u32(&mut v.buf, ppid as u32);
+            end_rec(&mut v.buf, at);
+        }
+        _ => {}
+    }
+}
+
+fn write_counters(v: &mut Vcpu) {
+    if !cfg().counters {
+        return;
+    }
+    let mut total = DONE_COUNTS.lock().map(|d| *d).unwrap_or_default();
+    for slot in VCPUS.iter() {
+        let p = slot.load(Acquire);
+        if !p.is_null() {
+            total.add(unsafe { &(*p).counts });
+        }
+    }
+    let pid = if cfg().system {
+        -1
+    } else {
+        unsafe { getpid() }
+    };
+    let b = &mut v.buf;
+    let at = begin_rec(b, REC_COUNTERS);
+    put_u32(b, pid as u32);
+    put_u32(b, 0);
+    for k in 0..2 {
+        for x in [
+            total.insns[k],
+            total.taken[k],
+            total.cond[k],
+            total.l1i_access[k],
+            total.l1i_miss[k],
+            total.itlb_access[k],
+            total.itlb_miss[k],
+        ] {
+            put_u64(b, x);
+        }
+    }
+    end_rec(b, at);
+}
+
+fn flush_all() {
+    for slot in VCPUS.iter() {
+        let p = slot.load(Acquire);
+        if !p.is_null() {
+            flush(unsafe { &mut (*p).buf });
+        }
+    }
+}
+
+extern "C" fn on_exit(_id: qemu_plugin_id_t, _ud: *mut c_void) {
+    let mut tail = Vec::new();
+    let mut tmp = new_vcpu();
+    write_counters(&mut tmp);
+    flush_all();
+    tail.append(&mut tmp.buf);
+    let (pid, ppid, tid) = if cfg().system {
+        (-1, -1, -1)
+    } else {
+        unsafe { (getpid(), getppid(), gettid()) }
+    };
+    let at = begin_rec(&mut tail, REC_EXIT);
+    put_u64(&mut tail, now_ns());
+    put_u32(&mut tail, pid as u32);
+    put_u32(&mut tail, ppid as u32);
+    put_u32(&mut tail, tid as u32);
+    put_u32(&mut tail, WRITE_FAILED.load(Relaxed) as u32);
+    end_rec(&mut tail, at);
+    if pid == ROOT_PID.load(Relaxed) || cfg().system {
+        let at = begin_rec(&mut tail, REC_END);
+        put_u32(&mut tail, pid as u32);
+        end_rec(&mut tail, at);
+    }
+    flush(&mut tail);
+}
+
+static ROOT_PID: AtomicI32 = AtomicI32::new(0);
+
+fn parse_u64(v: &str) -> Option<u64> {
+    if let Some(h) = v.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        v.parse().ok()
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: qemu_plugin_id_t,
+    info: *const qemu_info_t,
+    argc: c_int,
+    argv: *mut *mut c_char,
+) -> c_int {
+    let system = !info.is_null() && (*info).system_emulation;
+    let mut c = Config {
+        period: 10007,
+        depth: 32,
+        counters: false,
+        system,
+        filter: if system { 0 } else { 1 },
+        exe: Vec::new(),
+        l1i_size: 32 * 1024,
+        l1i_ways: 8,
+        l1i_line: 64,
+        itlb_entries: 64,
+        itlb_page: 4096,
+        fd: -1,
+    };
+    let mut out: Option<Vec<u8>> = None;
+    for i in 0..argc.max(0) as usize {
+        let a = CStr::from_ptr(*argv.add(i)).to_bytes();
+        let (k, v) = match a.iter().position(|&c| c == b'=') {
+            Some(p) => (&a[..p], &a[p + 1..]),
+            None => (a, &b""[..]),
+        };
+        let vs = String::from_utf8_lossy(v).to_string();
+        let bad = |what: &str| {
+            outs(&format!("vlbr: bad argument {what}={vs}\n"));
+            1
+        };
+        match k {
+            b"out" => out = Some(v.to_vec()),
+            b"exe" => c.exe = v.to_vec(),
+            b"period" => match parse_u64(&vs) {
+                Some(p) if p > 0 => c.period = p,
+                _ => return bad("period"),
+            },
+            b"depth" => match parse_u64(&vs) {
+                Some(d) if d > 0 && d <= 1024 => c.depth = d as usize,
+                _ => return bad("depth"),
+            },
+            b"counters" => c.counters = vs == "1" || vs == "on" || vs == "true",
+            b"filter" => {
+                c.filter = match vs.as_str() {
+                    "all" => 0,
+                    "user" => 1,
+                    "kernel" => 2,
+                    _ => return bad("filter"),
+                }
+            }
+            b"l1i" => {
+                // size,ways,line
+                let p: Vec<Option<u64>> = vs.split(':').map(parse_u64).collect();
+                match p.as_slice() {
+                    [Some(s), Some(w), Some(l)]
+                        if *s > 0 && *w > 0 && l.is_power_of_two() && *w <= 64 =>
+                    {
+                        c.l1i_size = *s;
+                        c.l1i_ways = *w as usize;
+                        c.l1i_line = *l;
+                    }
+                    _ => return bad("l1i"),
+                }
+            }
+            b"itlb" => {
+                let p: Vec<Option<u64>> = vs.split(':').map(parse_u64).collect();
+                match p.as_slice() {
+                    [Some(e), Some(pg)] if *e > 0 && *e <= 4096 && pg.is_power_of_two() => {
+                        c.itlb_entries = *e as usize;
+                        c.itlb_page = *pg;
+                    }
+                    _ => return bad("itlb"),
+                }
+            }
+            _ => {
+                outs(&format!(
+                    "vlbr: unknown argument {}\n",
+                    String::from_utf8_lossy(a)
+                ));
+                return 1;
+            }
+        }
+    }
+    let out = match out {
+        Some(o) => o,
+        None => {
+            outs("vlbr: missing out=PATH\n");
+            return 1;
+        }
+    };
+    let mut path = out.clone();
+    path.push(0);
+    let fd = open(
+        path.as_ptr() as *const c_char,
+        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+        0o600,
+    );
+    if fd < 0 {
+        outs("vlbr: cannot open the output stream\n");
+        return 1;
+    }
+    c.fd = fd;
+    FD.store(fd, Relaxed);
+    let root = if system { -1 } else { getpid() };
+    ROOT_PID.store(root, Relaxed);
+    let mut hdr = Vec::new();
+    hdr.extend_from_slice(STREAM_MAGIC);
+    put_u64(&mut hdr, c.period);
+    put_u32(&mut hdr, c.depth as u32);
+    put_u32(&mut hdr, system as u32);
+    put_u32(&mut hdr, c.filter as u32);
+    put_u32(&mut hdr, root as u32);
+    put_u64(&mut hdr, now_ns());
+    let _ = CONFIG.set(c);
+    flush(&mut hdr);
+    qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+    qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
+    qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+    if !system {
+        qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+        qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+    }
+    qemu_plugin_register_atexit_cb(id, on_exit, null_mut());
+    0
+}

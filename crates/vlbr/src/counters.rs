@@ -1,0 +1,132 @@
+//! Emulated counters: instructions, taken and conditional branches, L1 instruction-cache
+//! and iTLB misses from a simple LRU model, split user / kernel. Deterministic: the model
+//! sees the executed code addresses in program order, with no timing or sampling.
+
+use crate::stream::RawCounts;
+use serde::{Deserialize, Serialize};
+
+/// The instruction-side model: a set-associative L1i with LRU replacement, and a fully
+/// associative LRU iTLB. Each executed block touches every line and page it spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheModel {
+    pub l1i_size: u64,
+    pub l1i_ways: u32,
+    pub l1i_line: u64,
+    pub itlb_entries: u32,
+    pub itlb_page: u64,
+}
+
+impl Default for CacheModel {
+    fn default() -> Self {
+        CacheModel {
+            l1i_size: 32 * 1024,
+            l1i_ways: 8,
+            l1i_line: 64,
+            itlb_entries: 64,
+            itlb_page: 4096,
+        }
+    }
+}
+
+impl CacheModel {
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.l1i_line.is_power_of_two() || !self.itlb_page.is_power_of_two() {
+            return Err("cache line and page sizes must be powers of two".into());
+        }
+        if self.l1i_ways == 0
+            || self.l1i_ways > 64
+            || self.l1i_size < self.l1i_line * self.l1i_ways as u64
+        {
+            return Err(format!(
+                "L1i of {} bytes cannot have {} ways of {}-byte lines",
+                self.l1i_size, self.l1i_ways, self.l1i_line
+            ));
+        }
+        if self.itlb_entries == 0 || self.itlb_entries > 4096 {
+            return Err("iTLB entries must be 1..=4096".into());
+        }
+        Ok(())
+    }
+
+    /// The plugin arguments for this model.
+    pub fn plugin_args(&self) -> [String; 2] {
+        [
+            format!("l1i={}:{}:{}", self.l1i_size, self.l1i_ways, self.l1i_line),
+            format!("itlb={}:{}", self.itlb_entries, self.itlb_page),
+        ]
+    }
+}
+
+/// Counts of one privilege domain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DomainCounts {
+    pub instructions: u64,
+    pub taken_branches: u64,
+    pub conditional_branches: u64,
+    pub l1i_accesses: u64,
+    pub l1i_misses: u64,
+    pub itlb_accesses: u64,
+    pub itlb_misses: u64,
+}
+
+impl DomainCounts {
+    fn from_raw(r: &RawCounts, k: usize) -> DomainCounts {
+        DomainCounts {
+            instructions: r.insns[k],
+            taken_branches: r.taken[k],
+            conditional_branches: r.cond[k],
+            l1i_accesses: r.l1i_access[k],
+            l1i_misses: r.l1i_miss[k],
+            itlb_accesses: r.itlb_access[k],
+            itlb_misses: r.itlb_miss[k],
+        }
+    }
+    fn add(&mut self, o: &DomainCounts) {
+        self.instructions += o.instructions;
+        self.taken_branches += o.taken_branches;
+        self.conditional_branches += o.conditional_branches;
+        self.l1i_accesses += o.l1i_accesses;
+        self.l1i_misses += o.l1i_misses;
+        self.itlb_accesses += o.itlb_accesses;
+        self.itlb_misses += o.itlb_misses;
+    }
+}
+
+/// User and kernel counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub user: DomainCounts,
+    pub kernel: DomainCounts,
+}
+
+impl Counters {
+    pub fn from_raw(r: &RawCounts) -> Counters {
+        Counters {
+            user: DomainCounts::from_raw(r, 0),
+            kernel: DomainCounts::from_raw(r, 1),
+        }
+    }
+    pub fn add(&mut self, o: &Counters) {
+        self.user.add(&o.user);
+        self.kernel.add(&o.kernel);
+    }
+}
+
+/// The JSON file `--counters` writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountersFile {
+    /// "kfdo-vlbr emulated counters".
+    pub source: String,
+    pub model: CacheModel,
+    /// Sum over every process recorded.
+    pub total: Counters,
+    /// Per process, in the order they started (the program first).
+    pub processes: Vec<ProcessCounters>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessCounters {
+    pub pid: i32,
+    #[serde(flatten)]
+    pub counts: Counters,
+}

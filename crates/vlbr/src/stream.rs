@@ -1,0 +1,405 @@
+//! The capture stream the plugin writes (`plugin/vlbr_plugin.rs`), and its reader.
+//!
+//! Layout, little-endian: an 8-byte magic `KFDOVLB1`, a header (period u64, depth u32,
+//! system u32, filter u32, root pid u32, start time u64), then records `type u32, len u32,
+//! payload[len]`. Forked guest processes append to the same file with whole-record writes,
+//! so records of different processes interleave but never split.
+
+use crate::Error;
+use std::path::Path;
+
+pub const MAGIC: &[u8; 8] = b"KFDOVLB1";
+const HEADER_LEN: usize = 8 + 8 + 4 + 4 + 4 + 4 + 8;
+
+pub const REC_SAMPLE: u32 = 1;
+pub const REC_MMAP: u32 = 2;
+pub const REC_THREAD: u32 = 3;
+pub const REC_FORK: u32 = 4;
+pub const REC_EXIT: u32 = 5;
+pub const REC_COUNTERS: u32 = 6;
+pub const REC_INFO: u32 = 7;
+pub const REC_END: u32 = 8;
+pub const REC_EXEC: u32 = 9;
+
+/// MMAP flag set by the plugin for mappings read from the host's /proc/self/maps.
+pub const MAP_FROM_MAPS: u32 = 0x8000_0000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub period: u64,
+    pub depth: u32,
+    pub system: bool,
+    /// 0 all, 1 user, 2 kernel.
+    pub filter: u32,
+    pub root_pid: i32,
+    pub start_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MmapRec {
+    pub time: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub addr: u64,
+    pub len: u64,
+    pub pgoff: u64,
+    pub prot: u32,
+    pub flags: u32,
+    pub maj: u32,
+    pub min: u32,
+    pub ino: u64,
+    pub path: Vec<u8>,
+}
+
+/// Raw counters of one process (or of the whole machine in system mode), user and kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RawCounts {
+    pub insns: [u64; 2],
+    pub taken: [u64; 2],
+    pub cond: [u64; 2],
+    pub l1i_access: [u64; 2],
+    pub l1i_miss: [u64; 2],
+    pub itlb_access: [u64; 2],
+    pub itlb_miss: [u64; 2],
+}
+
+/// A sample, borrowing its branch entries (`(from, to)` pairs, newest first) from the stream.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleRec<'a> {
+    pub time: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub ip: u64,
+    pub period: u64,
+    pub nr: usize,
+    entries: &'a [u8],
+}
+
+impl<'a> SampleRec<'a> {
+    /// Branch records, newest first.
+    pub fn branches(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + 'a {
+        self.entries
+            .chunks_exact(16)
+            .map(|c| (le64(&c[..8]), le64(&c[8..16])))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    Sample(SampleRec<'a>),
+    Mmap(MmapRec),
+    /// A thread seen for the first time (or a vCPU reused by a new thread).
+    Thread {
+        time: u64,
+        pid: i32,
+        tid: i32,
+    },
+    Fork {
+        time: u64,
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Exit {
+        time: u64,
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        write_failed: bool,
+    },
+    Counters {
+        pid: i32,
+        counts: RawCounts,
+    },
+    /// Guest base (host - guest address) and the first executed guest address.
+    Info {
+        guest_base: u64,
+        first_pc: u64,
+    },
+    /// The root process finished cleanly.
+    End {
+        pid: i32,
+    },
+    /// The guest called execve (the new image runs natively, unrecorded).
+    Exec {
+        time: u64,
+        pid: i32,
+        tid: i32,
+    },
+    Unknown {
+        ty: u32,
+    },
+}
+
+fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().unwrap())
+}
+fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().unwrap())
+}
+
+/// A parsed stream over borrowed bytes.
+pub struct Stream<'a> {
+    pub header: Header,
+    data: &'a [u8],
+}
+
+/// How a stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Every byte belongs to a whole record.
+    Clean,
+    /// The last record was cut at this byte offset (writer killed or disk full).
+    Truncated { offset: usize },
+}
+
+impl<'a> Stream<'a> {
+    pub fn parse(path: &Path, data: &'a [u8]) -> Result<Stream<'a>, Error> {
+        if data.len() < HEADER_LEN || &data[..8] != MAGIC {
+            return Err(Error::Stream {
+                path: path.to_path_buf(),
+                offset: 0,
+                what: if data.is_empty() {
+                    "the capture stream is empty: the QEMU plugin did not start".into()
+                } else {
+                    "not a vLBR capture stream (bad magic or short header)".into()
+                },
+            });
+        }
+        let h = &data[8..];
+        let header = Header {
+            period: le64(&h[0..]),
+            depth: le32(&h[8..]),
+            system: le32(&h[12..]) != 0,
+            filter: le32(&h[16..]),
+            root_pid: le32(&h[20..]) as i32,
+            start_ns: le64(&h[24..]),
+        };
+        Ok(Stream { header, data })
+    }
+
+    /// Iterates over the records; the iterator's `tail()` says whether the end was clean.
+    pub fn events(&self) -> Events<'a> {
+        Events {
+            data: self.data,
+            pos: HEADER_LEN,
+            tail: Tail::Clean,
+        }
+    }
+}
+
+pub struct Events<'a> {
+    data: &'a [u8],
+    pos: usize,
+    tail: Tail,
+}
+
+impl<'a> Events<'a> {
+    pub fn tail(&self) -> Tail {
+        self.tail
+    }
+}
+
+impl<'a> Iterator for Events<'a> {
+    type Item = Event<'a>;
+    fn next(&mut self) -> Option<Event<'a>> {
+        let d = self.data;
+        if self.pos >= d.len() {
+            return None;
+        }
+        if d.len() - self.pos < 8 {
+            self.tail = Tail::Truncated { offset: self.pos };
+            self.pos = d.len();
+            return None;
+        }
+        let ty = le32(&d[self.pos..]);
+        let len = le32(&d[self.pos + 4..]) as usize;
+        let start = self.pos + 8;
+        if d.len() - start < len {
+            self.tail = Tail::Truncated { offset: self.pos };
+            self.pos = d.len();
+            return None;
+        }
+        let p = &d[start..start + len];
+        self.pos = start + len;
+        let ev = match decode(ty, p) {
+            Some(e) => e,
+            None => {
+                self.tail = Tail::Truncated { offset: start - 8 };
+                self.pos = d.len();
+                return None;
+            }
+        };
+        Some(ev)
+    }
+}
+
+fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
+    let need = |n: usize| if p.len() >= n { Some(()) } else { None };
+    Some(match ty {
+        REC_SAMPLE => {
+            need(40)?;
+            let nr = le32(&p[32..]) as usize;
+            let entries = p.get(40..40 + nr.checked_mul(16)?)?;
+            Event::Sample(SampleRec {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                tid: le32(&p[12..]) as i32,
+                ip: le64(&p[16..]),
+                period: le64(&p[24..]),
+                nr,
+                entries,
+            })
+        }
+        REC_MMAP => {
+            need(68)?;
+            let plen = le32(&p[64..]) as usize;
+            let path = p.get(68..68 + plen)?.to_vec();
+            Event::Mmap(MmapRec {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                tid: le32(&p[12..]) as i32,
+                addr: le64(&p[16..]),
+                len: le64(&p[24..]),
+                pgoff: le64(&p[32..]),
+                prot: le32(&p[40..]),
+                flags: le32(&p[44..]),
+                maj: le32(&p[48..]),
+                min: le32(&p[52..]),
+                ino: le64(&p[56..]),
+                path,
+            })
+        }
+        REC_THREAD => {
+            need(16)?;
+            Event::Thread {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                tid: le32(&p[12..]) as i32,
+            }
+        }
+        REC_FORK => {
+            need(24)?;
+            Event::Fork {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                ppid: le32(&p[12..]) as i32,
+                tid: le32(&p[16..]) as i32,
+                ptid: le32(&p[20..]) as i32,
+            }
+        }
+        REC_EXIT => {
+            need(24)?;
+            Event::Exit {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                ppid: le32(&p[12..]) as i32,
+                tid: le32(&p[16..]) as i32,
+                write_failed: le32(&p[20..]) != 0,
+            }
+        }
+        REC_COUNTERS => {
+            need(8 + 14 * 8)?;
+            let v = |i: usize| le64(&p[8 + i * 8..]);
+            let mut c = RawCounts::default();
+            for k in 0..2 {
+                let b = k * 7;
+                c.insns[k] = v(b);
+                c.taken[k] = v(b + 1);
+                c.cond[k] = v(b + 2);
+                c.l1i_access[k] = v(b + 3);
+                c.l1i_miss[k] = v(b + 4);
+                c.itlb_access[k] = v(b + 5);
+                c.itlb_miss[k] = v(b + 6);
+            }
+            Event::Counters {
+                pid: le32(p) as i32,
+                counts: c,
+            }
+        }
+        REC_INFO => {
+            need(16)?;
+            Event::Info {
+                guest_base: le64(p),
+                first_pc: le64(&p[8..]),
+            }
+        }
+        REC_END => {
+            need(4)?;
+            Event::End {
+                pid: le32(p) as i32,
+            }
+        }
+        REC_EXEC => {
+            need(16)?;
+            Event::Exec {
+                time: le64(p),
+                pid: le32(&p[8..]) as i32,
+                tid: le32(&p[12..]) as i32,
+            }
+        }
+        _ => Event::Unknown { ty },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Vec<u8> {
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&7u64.to_le_bytes());
+        v.extend_from_slice(&32u32.to_le_bytes());
+        v.extend_from_slice(&0u32.to_le_bytes());
+        v.extend_from_slice(&1u32.to_le_bytes());
+        v.extend_from_slice(&42u32.to_le_bytes());
+        v.extend_from_slice(&5u64.to_le_bytes());
+        v
+    }
+
+    #[test]
+    fn sample_and_truncation() {
+        let mut v = header();
+        let mut s = Vec::new();
+        s.extend_from_slice(&100u64.to_le_bytes()); // time
+        s.extend_from_slice(&42u32.to_le_bytes());
+        s.extend_from_slice(&43u32.to_le_bytes());
+        s.extend_from_slice(&0x20u64.to_le_bytes()); // ip
+        s.extend_from_slice(&7u64.to_le_bytes()); // period
+        s.extend_from_slice(&1u32.to_le_bytes());
+        s.extend_from_slice(&0u32.to_le_bytes());
+        s.extend_from_slice(&0x10u64.to_le_bytes());
+        s.extend_from_slice(&0x20u64.to_le_bytes());
+        v.extend_from_slice(&REC_SAMPLE.to_le_bytes());
+        v.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        v.extend_from_slice(&s);
+        let clean_len = v.len();
+        v.extend_from_slice(&REC_END.to_le_bytes());
+        v.extend_from_slice(&100u32.to_le_bytes());
+        v.extend_from_slice(&[0, 0]);
+        let st = Stream::parse(Path::new("x"), &v).unwrap();
+        assert_eq!(st.header.period, 7);
+        assert_eq!(st.header.root_pid, 42);
+        let mut ev = st.events();
+        match ev.next() {
+            Some(Event::Sample(s)) => {
+                assert_eq!((s.pid, s.tid, s.ip, s.period), (42, 43, 0x20, 7));
+                assert_eq!(s.branches().collect::<Vec<_>>(), vec![(0x10, 0x20)]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(ev.next().is_none());
+        assert_eq!(ev.tail(), Tail::Truncated { offset: clean_len });
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert!(Stream::parse(Path::new("x"), b"").is_err());
+        assert!(Stream::parse(
+            Path::new("x"),
+            b"ELF\x7f............................................"
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,506 @@
+//! User mode: run a program under `qemu-x86_64` with the plugin, pass its exit status
+//! through, and write the perf.data.
+
+use crate::counters::{Counters, CountersFile, ProcessCounters};
+use crate::maps::{self, ElfInfo};
+use crate::plugin::{qemu_opt_escape, PluginFile};
+use crate::stream::{Event, Stream, Tail};
+use crate::{Error, RecordConfig, RecordOutcome};
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// Runs `cfg.program` under emulation and writes `cfg.output`.
+///
+/// The program's stdin, stdout and stderr are this process's; its environment is this
+/// process's plus `cfg.env`; its exit status comes back in [`RecordOutcome::exit_code`]
+/// (also when it fails or crashes: a failing program is not an error of recording). The
+/// perf.data is written to a temporary file beside `cfg.output` and renamed into place:
+/// it is complete, or absent.
+pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
+    if cfg.period == 0 {
+        return Err(Error::Config("the period must be at least 1".into()));
+    }
+    if cfg.depth == 0 || cfg.depth > 1024 {
+        return Err(Error::Config(
+            "the branch stack depth must be 1..=1024".into(),
+        ));
+    }
+    cfg.cache.validate().map_err(Error::Config)?;
+    let launch = resolve_program(&cfg.program, &cfg.args)?;
+    let qemu = cfg
+        .qemu
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("qemu-x86_64"));
+
+    let work = match &cfg.work_dir {
+        Some(d) => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir_in(d),
+        None => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir(),
+    }
+    .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
+    let plugin = PluginFile::write_into(work.path())
+        .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
+    let stream_path = work.path().join("capture.vlbr");
+
+    let mut popt: Vec<u8> = plugin.path().as_os_str().as_bytes().to_vec();
+    let mut kv = |k: &str, v: &[u8]| {
+        popt.push(b',');
+        popt.extend_from_slice(k.as_bytes());
+        popt.push(b'=');
+        popt.extend_from_slice(&qemu_opt_escape(v));
+    };
+    kv("out", stream_path.as_os_str().as_bytes());
+    kv("period", cfg.period.to_string().as_bytes());
+    kv("depth", cfg.depth.to_string().as_bytes());
+    kv("exe", launch.exe.as_os_str().as_bytes());
+    if cfg.counters.is_some() {
+        kv("counters", b"on");
+        for a in cfg.cache.plugin_args() {
+            let (k, v) = a.split_once('=').unwrap();
+            kv(k, v.as_bytes());
+        }
+    }
+
+    let mut cmd = Command::new(&qemu);
+    cmd.arg("-plugin")
+        .arg(OsString::from_vec(popt))
+        .arg("-0")
+        .arg(&launch.argv0)
+        .arg(&launch.exe)
+        .args(&launch.args);
+    for (k, v) in &cfg.env {
+        cmd.env(k, v);
+    }
+    let guard = SignalGuard::install(cfg.handle_signals);
+    // SAFETY: only async-signal-safe calls (signal) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| Error::Qemu {
+        qemu: qemu.display().to_string(),
+        source,
+    })?;
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let status = child.wait().map_err(|e| Error::io("waiting for QEMU", e))?;
+    CHILD.store(0, Ordering::SeqCst);
+    drop(guard);
+    let (exit_code, signal) = match (status.code(), status.signal()) {
+        (Some(c), _) => (c, None),
+        (None, Some(s)) => (128 + s, Some(s)),
+        _ => (1, None),
+    };
+
+    let data = std::fs::read(&stream_path).unwrap_or_default();
+    // For debugging the plugin: keep a copy of the raw capture.
+    if let Some(keep) = std::env::var_os("KFDO_VLBR_KEEP_STREAM") {
+        let _ = std::fs::write(keep, &data);
+    }
+    let stream = Stream::parse(&stream_path, &data).map_err(|_| Error::Program {
+        program: launch.display.clone(),
+        what: format!(
+            "QEMU ({}) exited with status {exit_code} before running it (see its message above)",
+            qemu.display()
+        ),
+    })?;
+    let mut cap = Capture::collect(&stream);
+    if cap.first_pc.is_none() {
+        return Err(Error::Program {
+            program: launch.display.clone(),
+            what: format!(
+                "QEMU exited with status {exit_code} before the program ran (see its message above)"
+            ),
+        });
+    }
+    let mut warnings = Vec::new();
+    if let Tail::Truncated { offset } = cap.tail {
+        warnings.push(format!(
+            "the capture stream was cut at byte {offset} (the program was killed while writing); \
+             the samples before it are kept"
+        ));
+    }
+    if cap.write_failed || (signal.is_none() && !cap.ended) {
+        return Err(Error::Output {
+            path: stream_path.clone(),
+            what: format!(
+                "the capture stream is incomplete ({}): it could not be written (disk full?); \
+                 no perf.data was written. Free space in the temporary directory or set TMPDIR",
+                match cap.tail {
+                    Tail::Truncated { offset } => format!("cut at byte {offset}"),
+                    Tail::Clean => "no end record".into(),
+                }
+            ),
+        });
+    }
+    if let Some(s) = signal {
+        warnings.push(format!(
+            "the program was ended by signal {s} ({}); the perf.data holds what ran until then",
+            signal_name(s)
+        ));
+    }
+    if cap.execs > 0 {
+        warnings.push(format!(
+            "{} exec call(s): QEMU runs exec'd programs natively, so they are not recorded",
+            cap.execs
+        ));
+    }
+
+    let mut elves: HashMap<Vec<u8>, Option<ElfInfo>> = HashMap::new();
+    let maps = maps::normalize(&cap.raw_maps, cap.first_pc, &launch.exe, &mut elves);
+    cap.raw_maps.clear();
+    let comm = comm_of(&launch.exe);
+    let written = crate::perfout::write(
+        &cfg.output,
+        &crate::perfout::Input {
+            header: &stream.header,
+            stream: &stream,
+            maps: &maps,
+            elves: &elves,
+            threads: &cap.threads,
+            forks: &cap.forks,
+            exits: &cap.exits,
+            comm: &comm,
+            system: false,
+        },
+    )?;
+
+    let counters = match &cfg.counters {
+        Some(path) => {
+            let mut total = Counters::default();
+            let processes: Vec<ProcessCounters> = cap
+                .counters
+                .iter()
+                .map(|(pid, raw)| {
+                    let c = Counters::from_raw(raw);
+                    total.add(&c);
+                    ProcessCounters {
+                        pid: *pid,
+                        counts: c,
+                    }
+                })
+                .collect();
+            let file = CountersFile {
+                source: "kfdo-vlbr emulated counters".into(),
+                model: cfg.cache,
+                total,
+                processes,
+            };
+            write_json_atomic(path, &file)?;
+            Some(file)
+        }
+        None => None,
+    };
+
+    Ok(RecordOutcome {
+        exit_code,
+        signal,
+        samples: written.samples,
+        branches: written.samples * cfg.period,
+        mmaps: maps.len(),
+        processes: cap.pids.len(),
+        output: cfg.output.clone(),
+        counters,
+        warnings,
+    })
+}
+
+pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), Error> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let out_err = |what: String| Error::Output {
+        path: path.to_path_buf(),
+        what,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".kfdo-tmp-")
+        .tempfile_in(&dir)
+        .map_err(|e| out_err(format!("cannot create a file in {}: {e}", dir.display())))?;
+    serde_json::to_writer_pretty(tmp.as_file_mut(), v)
+        .map_err(|e| out_err(format!("cannot write: {e}")))?;
+    use std::io::Write;
+    tmp.as_file_mut()
+        .write_all(b"\n")
+        .map_err(|e| out_err(format!("cannot write: {e}")))?;
+    tmp.persist(path)
+        .map_err(|e| out_err(format!("cannot write: {}", e.error)))?;
+    Ok(())
+}
+
+/// Side-band events of the capture (everything but samples), in stream order.
+pub(crate) struct Capture {
+    pub raw_maps: Vec<crate::stream::MmapRec>,
+    pub threads: Vec<(u64, i32, i32)>,
+    pub forks: Vec<(u64, i32, i32, i32, i32)>,
+    pub exits: Vec<(u64, i32, i32, i32)>,
+    pub counters: Vec<(i32, crate::stream::RawCounts)>,
+    pub pids: Vec<i32>,
+    pub first_pc: Option<u64>,
+    pub ended: bool,
+    pub write_failed: bool,
+    pub execs: usize,
+    pub tail: Tail,
+}
+
+impl Capture {
+    pub fn collect(stream: &Stream<'_>) -> Capture {
+        let mut c = Capture {
+            raw_maps: Vec::new(),
+            threads: Vec::new(),
+            forks: Vec::new(),
+            exits: Vec::new(),
+            counters: Vec::new(),
+            pids: Vec::new(),
+            first_pc: None,
+            ended: false,
+            write_failed: false,
+            execs: 0,
+            tail: Tail::Clean,
+        };
+        let mut ev = stream.events();
+        for e in ev.by_ref() {
+            match e {
+                Event::Sample(_) => {}
+                Event::Mmap(m) => c.raw_maps.push(m),
+                Event::Thread { time, pid, tid } => {
+                    if !c.pids.contains(&pid) {
+                        c.pids.push(pid);
+                    }
+                    c.threads.push((time, pid, tid))
+                }
+                Event::Fork {
+                    time,
+                    pid,
+                    ppid,
+                    tid,
+                    ptid,
+                } => {
+                    if !c.pids.contains(&pid) {
+                        c.pids.push(pid);
+                    }
+                    c.forks.push((time, pid, ppid, tid, ptid))
+                }
+                Event::Exit {
+                    time,
+                    pid,
+                    ppid,
+                    tid,
+                    write_failed,
+                } => {
+                    c.write_failed |= write_failed;
+                    c.exits.push((time, pid, ppid, tid))
+                }
+                Event::Counters { pid, counts } => {
+                    // Cumulative per process: the last record wins (an exec that failed
+                    // writes one early).
+                    match c.counters.iter_mut().find(|(p, _)| *p == pid) {
+                        Some(slot) => slot.1 = counts,
+                        None => c.counters.push((pid, counts)),
+                    }
+                }
+                Event::Info { first_pc, .. } => {
+                    if c.first_pc.is_none() {
+                        c.first_pc = Some(first_pc)
+                    }
+                }
+                Event::End { .. } => c.ended = true,
+                Event::Exec { .. } => c.execs += 1,
+                Event::Unknown { .. } => {}
+            }
+        }
+        c.tail = ev.tail();
+        c
+    }
+}
+
+fn comm_of(exe: &Path) -> Vec<u8> {
+    let name = exe
+        .file_name()
+        .map(|n| n.as_bytes().to_vec())
+        .unwrap_or_default();
+    name[..name.len().min(15)].to_vec()
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        libc::SIGINT => "SIGINT, Ctrl-C",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGHUP => "SIGHUP",
+        _ => "signal",
+    }
+}
+
+/// The program to hand QEMU: an x86-64 ELF file, with scripts (`#!`) resolved to their
+/// interpreter (qemu-user does not run scripts itself).
+struct Launch {
+    exe: PathBuf,
+    argv0: OsString,
+    args: Vec<OsString>,
+    display: String,
+}
+
+fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> {
+    let display = program.to_string_lossy().to_string();
+    if program.is_empty() {
+        return Err(Error::Config("no program given".into()));
+    }
+    let path = find_in_path(program).ok_or_else(|| Error::ProgramNotFound {
+        program: display.clone(),
+        how: if program.as_bytes().contains(&b'/') {
+            "that path".into()
+        } else {
+            "the directories in PATH".into()
+        },
+    })?;
+    let head = read_head(&path).map_err(|e| Error::Program {
+        program: display.clone(),
+        what: e,
+    })?;
+    if head.starts_with(b"#!") {
+        let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
+        let line = String::from_utf8_lossy(line).trim().to_string();
+        let mut parts = line.splitn(2, |c: char| c == ' ' || c == '\t');
+        let interp = parts.next().unwrap_or("").to_string();
+        let opt = parts
+            .next()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        if interp.is_empty() {
+            return Err(Error::Program {
+                program: display,
+                what: "empty #! line".into(),
+            });
+        }
+        let ipath = PathBuf::from(&interp);
+        let ihead = read_head(&ipath).map_err(|e| Error::Program {
+            program: display.clone(),
+            what: format!("its interpreter {interp}: {e}"),
+        })?;
+        check_elf(&ihead).map_err(|w| Error::Program {
+            program: display.clone(),
+            what: format!("its interpreter {interp} {w}"),
+        })?;
+        let mut a: Vec<OsString> = Vec::new();
+        if let Some(o) = opt {
+            a.push(o.into());
+        }
+        a.push(path.clone().into_os_string());
+        a.extend(args.iter().cloned());
+        let exe = std::fs::canonicalize(&ipath).unwrap_or(ipath);
+        return Ok(Launch {
+            exe,
+            argv0: interp.into(),
+            args: a,
+            display,
+        });
+    }
+    check_elf(&head).map_err(|w| Error::Program {
+        program: display.clone(),
+        what: w,
+    })?;
+    let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
+        program: display.clone(),
+        what: e.to_string(),
+    })?;
+    Ok(Launch {
+        exe,
+        argv0: program.to_os_string(),
+        args: args.to_vec(),
+        display,
+    })
+}
+
+fn read_head(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let mut head = vec![0u8; 256];
+    let n = f.read(&mut head).map_err(|e| format!("cannot read: {e}"))?;
+    head.truncate(n);
+    Ok(head)
+}
+
+fn check_elf(head: &[u8]) -> Result<(), String> {
+    if head.len() < 20 || &head[..4] != b"\x7fELF" {
+        return Err("is not an ELF program or a #! script".into());
+    }
+    let machine = u16::from_le_bytes([head[18], head[19]]);
+    if head[4] != 2 || head[5] != 1 || machine != 62 {
+        return Err(
+            "is not an x86-64 program (vLBR runs x86-64 programs under qemu-x86_64)".into(),
+        );
+    }
+    Ok(())
+}
+
+fn find_in_path(program: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(program);
+        return runnable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| runnable(p))
+}
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// While recording: SIGINT and SIGQUIT ignored (the terminal sends them to the program
+/// too, which ends; the perf.data is then written), SIGTERM and SIGHUP forwarded.
+struct SignalGuard {
+    saved: Vec<(libc::c_int, libc::sighandler_t)>,
+}
+
+impl SignalGuard {
+    fn install(on: bool) -> SignalGuard {
+        let mut saved = Vec::new();
+        if on {
+            unsafe {
+                for s in [libc::SIGINT, libc::SIGQUIT] {
+                    saved.push((s, libc::signal(s, libc::SIG_IGN)));
+                }
+                for s in [libc::SIGTERM, libc::SIGHUP] {
+                    saved.push((
+                        s,
+                        libc::signal(s, forward as *const () as libc::sighandler_t),
+                    ));
+                }
+            }
+        }
+        SignalGuard { saved }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for &(s, h) in &self.saved {
+            unsafe { libc::signal(s, h) };
+        }
+    }
+}
