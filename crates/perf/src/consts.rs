@@ -154,6 +154,60 @@ pub mod record {
     /// zstd-compressed records (`perf record -z`).
     pub const COMPRESSED: u32 = 81;
     pub const FINISHED_INIT: u32 = 82;
+
+    /// The name perf prints for a record type (`PERF_RECORD_<name>` in `perf script -D`).
+    pub fn name(kind: u32) -> &'static str {
+        const KERNEL: [&str; 22] = [
+            "UNKNOWN",
+            "MMAP",
+            "LOST",
+            "COMM",
+            "EXIT",
+            "THROTTLE",
+            "UNTHROTTLE",
+            "FORK",
+            "READ",
+            "SAMPLE",
+            "MMAP2",
+            "AUX",
+            "ITRACE_START",
+            "LOST_SAMPLES",
+            "SWITCH",
+            "SWITCH_CPU_WIDE",
+            "NAMESPACES",
+            "KSYMBOL",
+            "BPF_EVENT",
+            "CGROUP",
+            "TEXT_POKE",
+            "AUX_OUTPUT_HW_ID",
+        ];
+        const USER: [&str; 19] = [
+            "ATTR",
+            "EVENT_TYPE",
+            "TRACING_DATA",
+            "BUILD_ID",
+            "FINISHED_ROUND",
+            "ID_INDEX",
+            "AUXTRACE_INFO",
+            "AUXTRACE",
+            "AUXTRACE_ERROR",
+            "THREAD_MAP",
+            "CPU_MAP",
+            "STAT_CONFIG",
+            "STAT",
+            "STAT_ROUND",
+            "EVENT_UPDATE",
+            "TIME_CONV",
+            "FEATURE",
+            "COMPRESSED",
+            "FINISHED_INIT",
+        ];
+        match kind {
+            0..=21 => KERNEL[kind as usize],
+            64..=82 => USER[(kind - 64) as usize],
+            _ => "UNKNOWN",
+        }
+    }
 }
 
 /// `perf_event_header.misc` bits.

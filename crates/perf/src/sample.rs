@@ -292,6 +292,8 @@ pub struct Sample<'a> {
     pub id: u64,
     pub stream_id: u64,
     pub cpu: u32,
+    /// PERIOD, or for a fixed-period event (no PERIOD in sample_type, not `freq`) the
+    /// attr's `sample_period`, as perf reports it.
     pub period: u64,
     pub read: ReadValues<'a>,
     /// Return addresses, innermost first, with `PERF_CONTEXT_*` markers as the kernel wrote them.
@@ -336,6 +338,8 @@ pub(crate) struct SampleLayout {
     pub counters: bool,
     pub regs_user_mask: u64,
     pub regs_intr_mask: u64,
+    /// The period of samples without PERIOD: the attr's fixed period (0 with `freq`).
+    pub fixed_period: u64,
 }
 
 impl SampleLayout {
@@ -347,6 +351,7 @@ impl SampleLayout {
             counters: a.branch_sample_type & branch::COUNTERS != 0,
             regs_user_mask: a.sample_regs_user,
             regs_intr_mask: a.sample_regs_intr,
+            fixed_period: if a.freq { 0 } else { a.sample_period_or_freq },
         }
     }
 }
@@ -425,6 +430,9 @@ pub(crate) fn parse_sample<'a>(
     }
     if t & st::PERIOD != 0 {
         s.period = need!(c.u64(), c, "sample period");
+    } else {
+        // As perf does: a fixed-period event (`-c N`) records no period; it is the attr's.
+        s.period = l.fixed_period;
     }
     if t & st::READ != 0 {
         let f = l.read_format;
