@@ -48,7 +48,16 @@ mod tests {
     fn values_seen_in_clang_19_line_tables() {
         // (raw discriminator, base, duplication) as llvm-profgen-19 printed them
         // for a loop clang-19 vectorized by 8 (see the conformance tests).
-        for (d, base, dup) in [(0, 0, 1), (2, 1, 1), (4, 2, 1), (12, 6, 1), (14, 7, 1), (2052, 2, 8), (2060, 6, 8), (2050, 1, 8)] {
+        for (d, base, dup) in [
+            (0, 0, 1),
+            (2, 1, 1),
+            (4, 2, 1),
+            (12, 6, 1),
+            (14, 7, 1),
+            (2052, 2, 8),
+            (2060, 6, 8),
+            (2050, 1, 8),
+        ] {
             assert_eq!(base_discriminator(d), base, "base of {d}");
             assert_eq!(duplication_factor(d), dup, "dup of {d}");
         }

@@ -40,11 +40,20 @@ impl Functions {
             });
             func_ranges[func].push((start, end));
             if seen_start.insert(start, ()).is_none() {
-                ranges.push(Range { start, end, func, is_entry });
+                ranges.push(Range {
+                    start,
+                    end,
+                    func,
+                    is_entry,
+                });
             }
         }
         ranges.sort_by_key(|r| r.start);
-        Self { ranges, func_ranges, names }
+        Self {
+            ranges,
+            func_ranges,
+            names,
+        }
     }
 
     fn find(&self, addr: u64) -> Option<&Range> {
@@ -83,7 +92,10 @@ mod tests {
         assert_eq!(f.callee_at(0x200), Some("work"));
         assert_eq!(f.callee_at(0x300), None, "not an entry");
         assert_eq!(f.callee_at(0x201), None);
-        assert_eq!(f.ranges_of_function_at(0x310), &[(0x200, 0x240), (0x300, 0x320)]);
+        assert_eq!(
+            f.ranges_of_function_at(0x310),
+            &[(0x200, 0x240), (0x300, 0x320)]
+        );
         assert_eq!(f.ranges_of_function_at(0x190), &[] as &[(u64, u64)]);
     }
 }

@@ -66,7 +66,12 @@ pub fn build_profile(
     let mut all: Vec<((u64, u64), u64)> = raw.ranges.iter().map(|(&k, &v)| (k, v)).collect();
     let mut zero: Vec<(u64, u64)> = Vec::new();
     for &(first, _) in raw.ranges.keys() {
-        zero.extend(functions.ranges_of_function_at(first).iter().map(|&(s, e)| (s, e - 1)));
+        zero.extend(
+            functions
+                .ranges_of_function_at(first)
+                .iter()
+                .map(|&(s, e)| (s, e - 1)),
+        );
     }
     zero.sort_unstable();
     zero.dedup();
@@ -77,7 +82,9 @@ pub fn build_profile(
     // Every instruction in a disjoint range, with its count.
     let mut insns: Vec<(u64, u8, u64)> = Vec::new();
     for &((first, last), count) in &disjoint {
-        let Some(mut i) = code.insn_at_or_after(first) else { continue };
+        let Some(mut i) = code.insn_at_or_after(first) else {
+            continue;
+        };
         while i < code.len() && code.addr(i) <= last {
             insns.push((code.addr(i), code.size(i), count));
             i += 1;
@@ -104,10 +111,13 @@ pub fn build_profile(
             }
             (p, missing)
         })
-        .reduce(|| (Profile::new(), 0), |(mut a, ma), (b, mb)| {
-            merge_partial(&mut a, b, mode);
-            (a, ma + mb)
-        });
+        .reduce(
+            || (Profile::new(), 0),
+            |(mut a, ma), (b, mb)| {
+                merge_partial(&mut a, b, mode);
+                (a, ma + mb)
+            },
+        );
     stats.instructions_without_debug_info = missing;
 
     // Branches onto function entries: head samples and call targets. Sorted so
@@ -116,7 +126,9 @@ pub fn build_profile(
     branches.sort_unstable();
     let mut frames: Vec<Frame> = Vec::new();
     for ((from, to), count) in branches {
-        let Some(callee) = functions.callee_at(to) else { continue };
+        let Some(callee) = functions.callee_at(to) else {
+            continue;
+        };
         stats.branches_to_function_entries += 1;
         frames.clear();
         sym.frames(from, &mut frames);
@@ -136,7 +148,10 @@ fn leaf_profile<'p>(p: &'p mut Profile, frames: &[Frame], total: u64) -> &'p mut
     fs.add_total(total);
     for pair in frames.windows(2) {
         let (caller, callee) = (&pair[0], &pair[1]);
-        let site = LineLocation::new(caller.line_offset(), base_discriminator(caller.discriminator));
+        let site = LineLocation::new(
+            caller.line_offset(),
+            base_discriminator(caller.discriminator),
+        );
         fs = fs.inlinee_mut(site, &callee.func);
         fs.add_total(total);
     }

@@ -20,7 +20,9 @@ struct Point {
 /// Split inclusive `[first, last] -> count` ranges (zero counts allowed) into
 /// disjoint inclusive ranges with summed counts. A gap between two ranges is
 /// not a range unless a zero-count range covers it.
-pub fn disjoint_ranges(ranges: impl IntoIterator<Item = ((u64, u64), u64)>) -> Vec<((u64, u64), u64)> {
+pub fn disjoint_ranges(
+    ranges: impl IntoIterator<Item = ((u64, u64), u64)>,
+) -> Vec<((u64, u64), u64)> {
     let mut points: BTreeMap<u64, Point> = BTreeMap::new();
     for ((first, last), n) in ranges {
         debug_assert!(first <= last);
@@ -80,7 +82,13 @@ mod tests {
         let r = disjoint_ranges([((10, 20), 1), ((40, 50), 2), ((0, 60), 0)]);
         assert_eq!(
             r,
-            vec![((0, 9), 0), ((10, 20), 1), ((21, 39), 0), ((40, 50), 2), ((51, 60), 0)]
+            vec![
+                ((0, 9), 0),
+                ((10, 20), 1),
+                ((21, 39), 0),
+                ((40, 50), 2),
+                ((51, 60), 0)
+            ]
         );
     }
 }

@@ -1,0 +1,103 @@
+//! Shared helpers of the kfdo integration tests: building the test programs
+//! with clang-19, running kfdo and the reference tools, comparing profiles.
+#![allow(dead_code)]
+
+use kfdo_afdo::{FunctionSamples, Profile};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const CFLAGS: &[&str] =
+    &["-O2", "-g", "-fdebug-info-for-profiling", "-funique-internal-linkage-names"];
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+pub fn program_source(name: &str) -> PathBuf {
+    repo_root().join("tests/programs").join(name)
+}
+
+pub fn kfdo() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kfdo"))
+}
+
+/// Run a command; panic with its stderr when it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Compile `source` (C or C++ by extension) with clang-19 into `dir`.
+pub fn build(source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
+    let src = program_source(source);
+    let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
+    let out = dir.join(stem);
+    let cc = if source.ends_with(".cpp") { "clang++-19" } else { "clang-19" };
+    run_ok(Command::new(cc).args(CFLAGS).args(extra).arg("-o").arg(&out).arg(&src));
+    out
+}
+
+/// Parse an LLVM text profile.
+pub fn read_text(path: &Path) -> Profile {
+    kfdo_afdo::read_profile(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Render the first differences between two profiles, for assertion messages.
+pub fn diff(ours: &Profile, theirs: &Profile) -> String {
+    let mut out = String::new();
+    let names: std::collections::BTreeSet<&String> =
+        ours.functions.keys().chain(theirs.functions.keys()).collect();
+    for name in names {
+        match (ours.functions.get(name), theirs.functions.get(name)) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) => diff_fn(&mut out, name, a, b, 0),
+            (Some(a), None) => out += &format!("only kfdo: {name} total {}\n", a.total_samples),
+            (None, Some(b)) => out += &format!("only reference: {name} total {}\n", b.total_samples),
+            (None, None) => unreachable!(),
+        }
+        if out.len() > 4000 {
+            out += "...\n";
+            break;
+        }
+    }
+    out
+}
+
+fn diff_fn(out: &mut String, path: &str, a: &FunctionSamples, b: &FunctionSamples, depth: usize) {
+    let pad = "  ".repeat(depth);
+    if a.total_samples != b.total_samples || a.head_samples != b.head_samples {
+        *out += &format!(
+            "{pad}{path}: total {} vs {}, head {} vs {}\n",
+            a.total_samples, b.total_samples, a.head_samples, b.head_samples
+        );
+    }
+    let locs: std::collections::BTreeSet<_> = a.body.keys().chain(b.body.keys()).collect();
+    for l in locs {
+        let (x, y) = (a.body.get(l), b.body.get(l));
+        if x != y {
+            *out += &format!("{pad}  {path} @{l}: {x:?} vs {y:?}\n");
+        }
+    }
+    let sites: std::collections::BTreeSet<_> = a.callsites.keys().chain(b.callsites.keys()).collect();
+    for s in sites {
+        let empty = Default::default();
+        let (x, y) = (a.callsites.get(s).unwrap_or(&empty), b.callsites.get(s).unwrap_or(&empty));
+        let callees: std::collections::BTreeSet<_> = x.keys().chain(y.keys()).collect();
+        for c in callees {
+            let p = format!("{path} @{s} -> {c}");
+            match (x.get(c), y.get(c)) {
+                (Some(i), Some(j)) if i == j => {}
+                (Some(i), Some(j)) => diff_fn(out, &p, i, j, depth + 1),
+                (Some(_), None) => *out += &format!("{pad}  only kfdo: {p}\n"),
+                (None, Some(_)) => *out += &format!("{pad}  only reference: {p}\n"),
+                (None, None) => unreachable!(),
+            }
+        }
+    }
+}
