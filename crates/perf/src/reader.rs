@@ -610,7 +610,7 @@ fn frame(
         total = usize::try_from(extra)
             .ok()
             .and_then(|e| e.checked_add(size))
-            .filter(|t| pos + t <= end)
+            .filter(|t| pos.checked_add(*t).is_some_and(|e| e <= end))
             .ok_or(("auxtrace data", extra))?;
     }
     Ok(Some((kind, misc, size, total)))

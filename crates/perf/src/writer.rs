@@ -38,6 +38,16 @@ impl Extras {
 
     /// All feature sections to write, in id order.
     fn sections(&self, enc: &Encoder) -> Result<Vec<(u32, Vec<u8>)>, String> {
+        if let Some(bad) = self
+            .features
+            .keys()
+            .find(|&&id| id >= FeatureId::LIMIT || id == 0)
+        {
+            return Err(format!(
+                "feature id {bad} is outside 1..{}",
+                FeatureId::LIMIT
+            ));
+        }
         let mut all = self.features.clone();
         let mut ids = Vec::new();
         for e in &self.build_ids {
