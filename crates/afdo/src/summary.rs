@@ -11,8 +11,6 @@
 //!   total count), the smallest count `min_count` such that the `num_counts`
 //!   largest counts add up to at least `total * cutoff / 1e6`.
 
-use std::collections::BTreeMap;
-
 use crate::model::{FunctionSamples, Profile};
 
 /// `ProfileSummaryBuilder::DefaultCutoffs` (parts per million).
@@ -72,17 +70,23 @@ impl ProfileSummary {
         };
         let mut cutoffs = cutoffs.to_vec();
         cutoffs.sort_unstable();
-        let mut iter = b.freq.iter().rev().peekable(); // count descending
+        // LLVM keeps a count -> frequency map and walks it from the largest
+        // count; a sorted vector walked in runs of equal counts is the same.
+        let mut counts = b.counts;
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let mut i = 0;
         let mut seen: u64 = 0;
         let mut sum: u64 = 0;
         let mut count: u64 = 0;
         for cutoff in cutoffs {
             let desired = ((s.total_count as u128 * cutoff as u128) / SUMMARY_SCALE as u128) as u64;
-            while sum < desired {
-                let Some((&c, &f)) = iter.next() else { break };
+            while sum < desired && i < counts.len() {
+                let c = counts[i];
+                let run = counts[i..].iter().take_while(|&&x| x == c).count();
+                i += run;
                 count = c;
-                sum = sum.wrapping_add(c.wrapping_mul(f));
-                seen = seen.wrapping_add(f);
+                sum = sum.wrapping_add(c.wrapping_mul(run as u64));
+                seen = seen.wrapping_add(run as u64);
             }
             s.detailed.push(SummaryEntry {
                 cutoff,
@@ -101,7 +105,7 @@ struct Builder {
     max_function_count: u64,
     num_counts: u64,
     num_functions: u64,
-    freq: BTreeMap<u64, u64>,
+    counts: Vec<u64>,
 }
 
 impl Builder {
@@ -111,7 +115,7 @@ impl Builder {
             self.total_count = self.total_count.wrapping_add(c);
             self.max_count = self.max_count.max(c);
             self.num_counts += 1;
-            *self.freq.entry(c).or_insert(0) += 1;
+            self.counts.push(c);
         }
         for m in fs.callsites.values() {
             for callee in m.values() {

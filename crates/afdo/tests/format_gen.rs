@@ -200,3 +200,48 @@ pub fn ext_of(p: &Profile) -> Vec<u8> {
     kfdo_afdo::write_profile(p, kfdo_afdo::Format::ExtBinary, &mut v).unwrap();
     v
 }
+
+/// A profile shaped like what a profile generator emits for a large
+/// program: `n` functions with a handful of body records each, some call
+/// targets, a few shallow inlinees.
+pub fn typical_profile(seed: u64, n: usize) -> Profile {
+    let mut r = Rng::new(seed);
+    let mut p = Profile::new();
+    for i in 0..n {
+        let nm = match i % 4 {
+            0 => format!("_ZN4kfdo6module{i}7processEv"),
+            1 => format!("static_fn_{i}.__uniq.{}", r.next() % 1_000_000_000_000),
+            2 => format!("function_number_{i}"),
+            _ => format!("_ZNK3std6vectorIiE2atEm{i}"),
+        };
+        let f = p.function_mut(&nm);
+        for _ in 0..3 + r.below(10) {
+            let l = LineLocation::new(
+                r.below(80) as u32,
+                if r.chance(20) {
+                    1 + r.below(8) as u32
+                } else {
+                    0
+                },
+            );
+            let c = r.below(10_000);
+            f.add_body(l, c);
+            if r.chance(10) {
+                f.add_call_target(l, &format!("callee_{}", r.below(n as u64)), c);
+            }
+        }
+        if r.chance(15) {
+            for _ in 0..1 + r.below(2) {
+                let l = LineLocation::new(r.below(80) as u32, 0);
+                let inl = f.inlinee_mut(l, &format!("_Z6inlinei{}", r.below(5000)));
+                for _ in 0..2 + r.below(3) {
+                    inl.add_body(LineLocation::new(r.below(20) as u32, 0), r.below(5000));
+                }
+                inl.total_samples = inl.body.values().map(|x| x.count).sum();
+            }
+        }
+        f.total_samples = f.body.values().map(|x| x.count).sum();
+        f.head_samples = r.below(1000);
+    }
+    p
+}

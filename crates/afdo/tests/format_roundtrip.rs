@@ -106,7 +106,7 @@ fn check(p: &Profile, what: &str) {
         "{what}: llvm extbinary"
     );
     assert_eq!(
-        &parse_profile(&ref_t, "ref.txt").unwrap(),
+        &text::parse_text(&ref_t, "ref.txt").unwrap(),
         p,
         "{what}: llvm text"
     );

@@ -149,7 +149,7 @@ pub fn parse_extbinary_with_summary(
             _ => {}
         }
     }
-    let mut profile = Profile::new();
+    let mut funcs: Vec<(u64, FunctionSamples)> = Vec::new();
     for h in &hdrs {
         if h.ty != sec::LBR_PROFILE {
             continue;
@@ -163,12 +163,41 @@ pub fn parse_extbinary_with_summary(
         }
         while c.pos < c.end {
             let head = c.uleb()?;
+            let at = c.pos;
+            let idx = c.uleb()?;
+            c.pos = at;
             let mut fs = read_body(&mut c, &names)?;
             fs.head_samples = head;
-            profile.add_function(fs);
+            funcs.push((idx, fs));
         }
     }
-    Ok((profile, summary))
+    Ok((into_profile(funcs, &names), summary))
+}
+
+/// Build the profile's map in one go from the functions sorted by name
+/// (merging repeated names), instead of one search per function: a map
+/// search compares names scattered over the heap, which dominated reading.
+/// LLVM's writers sort the name table, so sorting by index is sorting by
+/// name; other tables fall back to comparing the names.
+fn into_profile(mut funcs: Vec<(u64, FunctionSamples)>, names: &[String]) -> Profile {
+    if names.windows(2).all(|w| w[0] < w[1]) {
+        funcs.sort_by_key(|f| f.0);
+    } else {
+        funcs.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    }
+    let mut merged: Vec<(String, FunctionSamples)> = Vec::with_capacity(funcs.len());
+    for (_, f) in funcs {
+        if let Some(last) = merged.last_mut() {
+            if last.1.name == f.name {
+                last.1.merge(&f);
+                continue;
+            }
+        }
+        merged.push((f.name.clone(), f));
+    }
+    Profile {
+        functions: merged.into_iter().collect(),
+    }
 }
 
 fn read_name_table(c: &mut Cursor, fl: u64, names: &mut Vec<String>) -> Result<(), AfdoError> {

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{flags, put_uleb, sec, MAGIC_EXT_BINARY, VERSION};
 use crate::error::AfdoError;
@@ -77,17 +77,28 @@ fn encode(p: &Profile) -> Vec<u8> {
     });
 
     // Name table: every function, inlinee and call-target name, sorted.
-    let mut names: Vec<&str> = Vec::with_capacity(p.functions.len());
+    // The top-level names come sorted from the map; only the others need
+    // sorting, then the two lists are merged.
+    let mut unique: FxHashSet<&str> = FxHashSet::default();
+    unique.extend(p.functions.keys().map(|k| k.as_str()));
+    let mut others: Vec<&str> = Vec::new();
     for fs in p.functions.values() {
         fs.visit(&mut |f, _| {
-            names.push(&f.name);
+            if unique.insert(&f.name) {
+                others.push(&f.name);
+            }
             for r in f.body.values() {
-                names.extend(r.call_targets.keys().map(|k| k.as_str()));
+                for k in r.call_targets.keys() {
+                    if unique.insert(k) {
+                        others.push(k);
+                    }
+                }
             }
         });
     }
-    names.sort_unstable();
-    names.dedup();
+    drop(unique);
+    others.sort_unstable();
+    let names = merge_sorted(p.functions.keys().map(|k| k.as_str()), &others);
     let index: FxHashMap<&str, u64> = names
         .iter()
         .enumerate()
@@ -143,6 +154,25 @@ fn encode(p: &Profile) -> Vec<u8> {
             out[at + 8 * j..at + 8 * j + 8].copy_from_slice(&v.to_le_bytes());
         }
     }
+    out
+}
+
+/// Merge two sorted, disjoint lists of names.
+fn merge_sorted<'a>(a: impl Iterator<Item = &'a str>, b: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
+    let mut b = b.iter().copied().peekable();
+    for x in a {
+        while let Some(&y) = b.peek() {
+            if y < x {
+                out.push(y);
+                b.next();
+            } else {
+                break;
+            }
+        }
+        out.push(x);
+    }
+    out.extend(b);
     out
 }
 

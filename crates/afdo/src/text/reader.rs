@@ -26,9 +26,11 @@ pub fn read_text(path: &Path) -> Result<Profile, AfdoError> {
 
 /// Parse a text profile; `file` names the input in errors.
 pub fn parse_text(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
-    let mut profile = Profile::new();
-    // Current top-level function and the inlinee path below it.
-    let mut current: Option<String> = None;
+    let mut funcs: Vec<FunctionSamples> = Vec::new();
+    // Current top-level function (added to the profile, merging with an
+    // earlier one of the same name, when the next header or the end comes)
+    // and the inlinee path below it.
+    let mut current: Option<FunctionSamples> = None;
     let mut path: Vec<(LineLocation, String)> = Vec::new();
 
     for (idx, raw) in data.split(|&b| b == b'\n').enumerate() {
@@ -51,14 +53,17 @@ pub fn parse_text(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
                     "{m}; expected a function header `name:total_samples:head_samples`, got {line:?}"
                 ))
             })?;
-            let fs = profile.function_mut(name);
-            fs.add_total(total);
-            fs.add_head(head);
-            current = Some(name.to_owned());
+            if let Some(done) = current.take() {
+                funcs.push(done);
+            }
+            let mut fs = FunctionSamples::new(name);
+            fs.total_samples = total;
+            fs.head_samples = head;
+            current = Some(fs);
             path.clear();
             continue;
         }
-        let Some(cur) = current.as_deref() else {
+        let Some(cur) = current.as_mut() else {
             return Err(err(
                 "indented line before any function header (`name:total:head` at column 1)".into(),
             ));
@@ -82,7 +87,7 @@ pub fn parse_text(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
                 "{m}; expected `offset[.discriminator]: count [target:count ...]` or `offset[.discriminator]: inlinee:total`, got {line:?}"
             ))
         })?;
-        let node = node_at(&mut profile, cur, &path);
+        let node = node_at(cur, &path);
         match parsed {
             Parsed::Body {
                 loc,
@@ -101,15 +106,37 @@ pub fn parse_text(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
             }
         }
     }
-    Ok(profile)
+    if let Some(done) = current.take() {
+        funcs.push(done);
+    }
+    Ok(into_profile(funcs))
+}
+
+/// Build the profile's map in one go from the functions sorted by name
+/// (merging repeated names, in file order), which is faster than a map
+/// search per function.
+fn into_profile(mut funcs: Vec<FunctionSamples>) -> Profile {
+    funcs.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut merged: Vec<(String, FunctionSamples)> = Vec::with_capacity(funcs.len());
+    for f in funcs {
+        if let Some(last) = merged.last_mut() {
+            if last.1.name == f.name {
+                last.1.merge(&f);
+                continue;
+            }
+        }
+        merged.push((f.name.clone(), f));
+    }
+    Profile {
+        functions: merged.into_iter().collect(),
+    }
 }
 
 fn node_at<'a>(
-    p: &'a mut Profile,
-    top: &str,
+    top: &'a mut FunctionSamples,
     path: &[(LineLocation, String)],
 ) -> &'a mut FunctionSamples {
-    let mut node = p.function_mut(top);
+    let mut node = top;
     for (loc, name) in path {
         node = node.inlinee_mut(*loc, name);
     }
