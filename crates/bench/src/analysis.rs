@@ -1,0 +1,351 @@
+//! From stored runs to verdicts: per-variant summaries, comparisons with the
+//! baseline, hyperfine-style warnings, counters side by side and geometric
+//! means across benchmarks. The result is what `--json` prints and what the
+//! reports render.
+
+use std::collections::BTreeMap;
+
+use crate::stats::{self, PairComparison, Summary};
+use crate::store::{Benchmark, Contents};
+
+/// Coefficient of variation above which a variant is called noisy.
+pub const HIGH_CV_PCT: f64 = 5.0;
+/// Fewer timed runs than this give intervals not worth much.
+pub const MIN_RUNS: usize = 5;
+/// Runs shorter than this are dominated by process start-up.
+pub const SHORT_RUN_S: f64 = 0.005;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VariantAnalysis {
+    pub name: String,
+    pub command: String,
+    pub flags: Option<String>,
+    /// Wall-clock seconds of each timed run, in run order.
+    pub wall_s: Vec<f64>,
+    pub wall: Option<Summary>,
+    pub user_mean_s: f64,
+    pub sys_mean_s: f64,
+    /// Against the baseline (None for the baseline itself, or without runs).
+    pub vs_baseline: Option<PairComparison>,
+    /// Indices into `wall_s` of outliers.
+    pub outliers: Vec<usize>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CounterRow {
+    pub name: String,
+    pub source: String,
+    /// One value per variant (None where that variant has no such counter).
+    pub values: Vec<Option<f64>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchmarkAnalysis {
+    pub name: String,
+    pub baseline: String,
+    pub variants: Vec<VariantAnalysis>,
+    pub counters: Vec<CounterRow>,
+    pub counter_sources: Vec<String>,
+    pub warnings: Vec<String>,
+    /// (session id, status) of every session that added runs.
+    pub sessions: Vec<(i64, String)>,
+    /// Environment of the latest session.
+    pub environment: serde_json::Value,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GeoMean {
+    /// Variant name (matched by name across benchmarks).
+    pub variant: String,
+    /// Geometric mean of mean(variant) / mean(baseline) over benchmarks.
+    pub ratio: f64,
+    pub benchmarks: usize,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Analysis {
+    pub benchmarks: Vec<BenchmarkAnalysis>,
+    pub geomeans: Vec<GeoMean>,
+}
+
+fn variant_warnings(v: &VariantAnalysis, first_seq_is_first: bool, w: &mut Vec<String>) {
+    let Some(s) = &v.wall else {
+        w.push(format!("variant '{}' has no finished runs", v.name));
+        return;
+    };
+    if s.n < MIN_RUNS {
+        w.push(format!(
+            "too few runs: '{}' has {} timed run(s); intervals from fewer than {MIN_RUNS} are not worth much \
+             (use --runs 10, or --ci-target 2 --max-runs 30)",
+            v.name, s.n
+        ));
+    }
+    if s.mean < SHORT_RUN_S {
+        w.push(format!(
+            "'{}' runs for only {:.2} ms: process start-up dominates the measurement; give it more work",
+            v.name,
+            s.mean * 1e3
+        ));
+    }
+    if !v.outliers.is_empty() {
+        let slow_first = first_seq_is_first && v.outliers.contains(&0) && v.wall_s[0] >= s.max;
+        if slow_first {
+            w.push(format!(
+                "the first run of '{}' was much slower than the rest ({:.3} s vs median {:.3} s): caches were \
+                 cold; use --warmup 2 or more",
+                v.name, v.wall_s[0], s.median
+            ));
+        }
+        let others = v.outliers.len() - usize::from(slow_first);
+        if others > 0 {
+            w.push(format!(
+                "statistical outliers: {others} of {} runs of '{}' are far from the median (modified Z-score > 3.5); \
+                 other programs or interrupts disturbed them: close other work, use --warmup, and rerun",
+                s.n, v.name
+            ));
+        }
+    }
+    if s.cv_pct > HIGH_CV_PCT {
+        w.push(format!(
+            "high variance: '{}' varies by {:.1} % (coefficient of variation); differences smaller than that need \
+             many runs (--ci-target) and a quiet machine",
+            v.name, s.cv_pct
+        ));
+    }
+}
+
+pub fn analyze_benchmark(b: &Benchmark, resamples: usize) -> BenchmarkAnalysis {
+    let mut variants: Vec<VariantAnalysis> = b
+        .variants
+        .iter()
+        .map(|sv| {
+            let wall_s: Vec<f64> = sv.runs.iter().map(|r| r.wall_s).collect();
+            let n = sv.runs.len().max(1) as f64;
+            VariantAnalysis {
+                name: sv.variant.name.clone(),
+                command: sv.variant.command.clone(),
+                flags: sv.variant.flags.clone(),
+                wall: (!wall_s.is_empty()).then(|| stats::summarize(&wall_s)),
+                user_mean_s: sv.runs.iter().map(|r| r.user_s).sum::<f64>() / n,
+                sys_mean_s: sv.runs.iter().map(|r| r.sys_s).sum::<f64>() / n,
+                vs_baseline: None,
+                outliers: stats::outliers(&wall_s),
+                wall_s,
+            }
+        })
+        .collect();
+    if let Some((base, rest)) = variants.split_first_mut() {
+        for v in rest {
+            v.vs_baseline = stats::compare_pair(&base.wall_s, &v.wall_s, resamples);
+        }
+    }
+
+    let mut warnings = Vec::new();
+    // The first run of the first session is the cold one.
+    let first_session = b.sessions.first().map(|s| s.id);
+    for (v, sv) in variants.iter().zip(&b.variants) {
+        let first_is_first = sv
+            .runs
+            .first()
+            .map(|r| Some(r.session) == first_session)
+            .unwrap_or(false);
+        variant_warnings(v, first_is_first, &mut warnings);
+    }
+    for s in &b.sessions {
+        for n in &s.notes {
+            if !warnings.contains(n) {
+                warnings.push(n.clone());
+            }
+        }
+        if s.status == "interrupted" {
+            warnings.push(format!(
+                "session {} was interrupted: its finished runs are included, the interrupted one is not",
+                s.id
+            ));
+        } else if s.status == "running" {
+            warnings.push(format!(
+                "session {} never finished (killed, or still running): its finished runs are included",
+                s.id
+            ));
+        } else if s.status == "failed" {
+            warnings.push(format!(
+                "session {} stopped on a failing command: its finished runs are included",
+                s.id
+            ));
+        }
+    }
+
+    // Counters: one row per (name, source), in first-seen order.
+    let mut counters: Vec<CounterRow> = Vec::new();
+    for (i, sv) in b.variants.iter().enumerate() {
+        for c in &sv.counters {
+            let row = match counters
+                .iter_mut()
+                .position(|r| r.name == c.name && r.source == c.source)
+            {
+                Some(p) => &mut counters[p],
+                None => {
+                    counters.push(CounterRow {
+                        name: c.name.clone(),
+                        source: c.source.clone(),
+                        values: vec![None; b.variants.len()],
+                    });
+                    counters.last_mut().unwrap()
+                }
+            };
+            row.values[i] = Some(c.value);
+        }
+    }
+
+    BenchmarkAnalysis {
+        name: b.name.clone(),
+        baseline: variants.first().map(|v| v.name.clone()).unwrap_or_default(),
+        variants,
+        counters,
+        counter_sources: b.counter_sources.clone(),
+        warnings,
+        sessions: b
+            .sessions
+            .iter()
+            .map(|s| (s.id, s.status.clone()))
+            .collect(),
+        environment: b
+            .sessions
+            .last()
+            .map(|s| s.environment.clone())
+            .unwrap_or(serde_json::Value::Null),
+    }
+}
+
+/// Geometric mean of each non-baseline variant's ratio across the
+/// benchmarks where it appears (matched by name).
+pub fn geomeans(benchmarks: &[BenchmarkAnalysis]) -> Vec<GeoMean> {
+    let mut by_name: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for b in benchmarks {
+        for v in b.variants.iter().skip(1) {
+            if let Some(c) = &v.vs_baseline {
+                if !by_name.contains_key(&v.name) {
+                    order.push(v.name.clone());
+                }
+                by_name
+                    .entry(v.name.clone())
+                    .or_default()
+                    .push(c.ratio.estimate);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .map(|name| {
+            let rs = &by_name[&name];
+            GeoMean {
+                ratio: stats::geometric_mean(rs),
+                benchmarks: rs.len(),
+                variant: name,
+            }
+        })
+        .collect()
+}
+
+pub fn analyze(c: &Contents, resamples: usize) -> Analysis {
+    let benchmarks: Vec<BenchmarkAnalysis> = c
+        .benchmarks
+        .iter()
+        .map(|b| analyze_benchmark(b, resamples))
+        .collect();
+    Analysis {
+        geomeans: geomeans(&benchmarks),
+        benchmarks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Variant;
+    use crate::store::{Session, StoredRun, StoredVariant};
+
+    pub(crate) fn synthetic(name: &str, times: &[(&str, Vec<f64>)]) -> Benchmark {
+        Benchmark {
+            name: name.into(),
+            variants: times
+                .iter()
+                .enumerate()
+                .map(|(i, (n, ts))| StoredVariant {
+                    id: i as i64,
+                    variant: Variant {
+                        name: n.to_string(),
+                        command: format!("./{n}"),
+                        flags: None,
+                    },
+                    runs: ts
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &t)| StoredRun {
+                            session: 1,
+                            seq: j as i64,
+                            wall_s: t,
+                            user_s: t,
+                            sys_s: 0.0,
+                            started_unix: 0.0,
+                        })
+                        .collect(),
+                    counters: vec![],
+                })
+                .collect(),
+            sessions: vec![Session {
+                id: 1,
+                benchmark: name.into(),
+                started_unix: 0.0,
+                status: "complete".into(),
+                environment: serde_json::Value::Null,
+                settings: serde_json::Value::Null,
+                notes: vec![],
+            }],
+            counter_sources: vec![],
+        }
+    }
+
+    #[test]
+    fn geomean_across_benchmarks() {
+        let b1 = synthetic("one", &[("base", vec![1.0; 6]), ("new", vec![0.5; 6])]);
+        let b2 = synthetic(
+            "two",
+            &[("base", vec![2.0; 6]), ("new", vec![2.0 * 1.28; 6])],
+        );
+        let a = analyze(
+            &Contents {
+                benchmarks: vec![b1, b2],
+                heatmaps: vec![],
+            },
+            1000,
+        );
+        assert_eq!(a.geomeans.len(), 1);
+        // sqrt(0.5 * 1.28) = 0.8
+        assert!((a.geomeans[0].ratio - 0.8).abs() < 1e-12);
+        assert_eq!(a.geomeans[0].benchmarks, 2);
+    }
+
+    #[test]
+    fn warnings_for_few_runs_outliers_cold_start_and_noise() {
+        let mut slow_first = vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01];
+        slow_first[0] = 2.0;
+        let b = synthetic(
+            "w",
+            &[
+                ("cold", slow_first),
+                ("few", vec![1.0, 1.1]),
+                ("noisy", vec![1.0, 1.3, 0.8, 1.2, 0.9, 1.25, 0.7]),
+                ("tiny", vec![0.001; 6]),
+            ],
+        );
+        let a = analyze_benchmark(&b, 500);
+        let all = a.warnings.join("\n");
+        assert!(all.contains("first run of 'cold' was much slower"), "{all}");
+        assert!(all.contains("--warmup"), "{all}");
+        assert!(all.contains("too few runs: 'few' has 2"), "{all}");
+        assert!(all.contains("high variance: 'noisy'"), "{all}");
+        assert!(all.contains("'tiny' runs for only 1.00 ms"), "{all}");
+    }
+}

@@ -1,0 +1,566 @@
+//! The A/B runner: warm-up, then interleaved timed runs of every variant,
+//! a fixed number of rounds or until the confidence intervals are narrow
+//! enough. Every finished run is handed to the caller at once (to be stored),
+//! so an interrupted comparison loses only the run in flight.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::stats;
+
+/// One command under test.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Variant {
+    pub name: String,
+    pub command: String,
+    /// Free text describing how it was built (e.g. compiler flags).
+    pub flags: Option<String>,
+}
+
+/// How a command string becomes a process.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub enum Shell {
+    /// `SHELL -c COMMAND` (default `sh`).
+    Shell(String),
+    /// Split on whitespace and run directly, without a shell's start-up cost.
+    None,
+}
+
+impl Shell {
+    pub fn argv(&self, command: &str) -> Vec<String> {
+        match self {
+            Shell::Shell(sh) => vec![sh.clone(), "-c".into(), command.into()],
+            Shell::None => command.split_whitespace().map(String::from).collect(),
+        }
+    }
+}
+
+/// When to stop.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum StopRule {
+    /// Exactly this many timed runs of each variant.
+    Fixed(usize),
+    /// Until the 95 % interval of every ratio to the first variant is within
+    /// ±`target_pct` percent (or, with one variant, the interval of its mean),
+    /// at least `min_runs` and at most `max_runs` runs per variant.
+    Adaptive {
+        target_pct: f64,
+        min_runs: usize,
+        max_runs: usize,
+    },
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Plan {
+    pub warmup: usize,
+    pub stop: StopRule,
+    pub shell: Shell,
+    /// Let the commands' stdout through instead of discarding it.
+    pub show_output: bool,
+}
+
+/// One finished timed run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunResult {
+    /// Index of the variant in the plan's list.
+    pub variant: usize,
+    /// 0-based index of this run among the variant's timed runs in this session.
+    pub index: usize,
+    /// Position in the session's run order (all variants), for drift plots.
+    pub seq: usize,
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix: f64,
+}
+
+/// What the runner reports while it works.
+pub enum Event<'a> {
+    Warmup {
+        variant: usize,
+        index: usize,
+    },
+    Run(&'a RunResult),
+    /// After each round: the current ±% of each ratio (index 0: baseline).
+    Round {
+        round: usize,
+        half_width_pct: &'a [f64],
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum Ending {
+    /// The fixed run count was reached.
+    Done,
+    /// The adaptive target was reached.
+    TargetReached,
+    /// `max_runs` was reached before the target.
+    TargetMissed { half_width_pct: f64 },
+    /// Stopped by the interrupt flag (SIGINT); finished runs were reported.
+    Interrupted,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("variant '{variant}': cannot start `{command}`: {source} (check that the program exists and is executable)")]
+    Spawn {
+        variant: String,
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("variant '{variant}', {phase} run {run}: `{command}` {status}{}",
+        if stderr.is_empty() { "; it wrote nothing to stderr".to_string() } else { format!("; its stderr ends with:\n{stderr}") })]
+    Failed {
+        variant: String,
+        /// "warm-up" or "timed".
+        phase: &'static str,
+        /// 1-based run number within the phase.
+        run: usize,
+        command: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("cannot capture the stderr of the commands: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Sink(String),
+}
+
+/// Human words for an exit status.
+pub fn describe_status(st: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = st.code() {
+        format!("exited with status {code}")
+    } else if let Some(sig) = st.signal() {
+        format!("was killed by signal {sig}{}", signal_name(sig))
+    } else {
+        format!("ended with {st}")
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => " (SIGINT)",
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGBUS => " (SIGBUS)",
+        libc::SIGFPE => " (SIGFPE)",
+        _ => "",
+    }
+}
+
+/// CPU time of all waited-for children so far (user, system), in seconds.
+fn children_cpu() -> (f64, f64) {
+    // SAFETY: getrusage only writes the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// The last `max` bytes of a file, as text (lossy), trimmed.
+pub fn tail_of(file: &mut File, max: u64) -> std::io::Result<String> {
+    let len = file.seek(SeekFrom::End(0))?;
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start))?;
+    let mut buf = Vec::new();
+    file.read_to_end(&mut buf)?;
+    let mut s = String::from_utf8_lossy(&buf).trim_end().to_string();
+    if start > 0 {
+        s.insert_str(0, "[...]");
+    }
+    Ok(s)
+}
+
+/// The outcome of one process run.
+pub(crate) enum Exec {
+    Ok {
+        wall_s: f64,
+        user_s: f64,
+        sys_s: f64,
+        started_unix: f64,
+    },
+    /// Killed by SIGINT: the user pressed Ctrl-C (the terminal signals the
+    /// whole process group); not a failure of the command.
+    Interrupted,
+    Failed {
+        status: String,
+        stderr: String,
+    },
+}
+
+/// Runs `argv` once with stdin closed, stdout discarded (or shown) and
+/// stderr captured in `err`.
+pub(crate) fn exec(argv: &[String], show_output: bool, err: &mut File) -> std::io::Result<Exec> {
+    use std::os::unix::process::ExitStatusExt;
+    err.set_len(0)?;
+    err.seek(SeekFrom::Start(0))?;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(if show_output {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::from(err.try_clone()?));
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let (u0, s0) = children_cpu();
+    let t0 = Instant::now();
+    let status = cmd.spawn()?.wait()?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let (u1, s1) = children_cpu();
+    if status.success() {
+        Ok(Exec::Ok {
+            wall_s,
+            user_s: u1 - u0,
+            sys_s: s1 - s0,
+            started_unix,
+        })
+    } else if status.signal() == Some(libc::SIGINT) || status.code() == Some(130) {
+        Ok(Exec::Interrupted)
+    } else {
+        Ok(Exec::Failed {
+            status: describe_status(&status),
+            stderr: tail_of(err, 2000)?,
+        })
+    }
+}
+
+/// The current ±% that decides when an adaptive comparison may stop:
+/// index 0 is the baseline's own mean interval (t-based), the others the
+/// bootstrap interval of their ratio to the baseline.
+pub fn half_widths(samples: &[Vec<f64>], resamples: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(samples.len());
+    let base = &samples[0];
+    let n = base.len() as f64;
+    let base_hw = if base.len() >= 2 {
+        let m = stats::mean(base);
+        100.0 * stats::t_critical(0.05, n - 1.0) * stats::stddev(base) / n.sqrt() / m.abs()
+    } else {
+        f64::INFINITY
+    };
+    out.push(base_hw);
+    for s in &samples[1..] {
+        let hw = if s.len() >= 2 && base.len() >= 2 {
+            stats::bootstrap_ratio_ci(base, s, 0.95, resamples, stats::data_seed(base, s))
+                .map(|i| i.half_width_pct())
+                .unwrap_or(f64::INFINITY)
+        } else {
+            f64::INFINITY
+        };
+        out.push(hw);
+    }
+    out
+}
+
+/// Runs the plan. `prior` holds earlier stored timings of each variant (they
+/// count towards the adaptive target; pass empty vectors for a fresh start).
+/// `stop` is polled between runs. `on_event` sees every warm-up and run as it
+/// finishes; an error from it (e.g. the store is gone) ends the comparison.
+pub fn run(
+    variants: &[Variant],
+    plan: &Plan,
+    prior: &[Vec<f64>],
+    stop: &AtomicBool,
+    mut on_event: impl FnMut(Event<'_>) -> Result<(), String>,
+) -> Result<Ending, RunError> {
+    assert!(!variants.is_empty());
+    let mut err = tempfile::tempfile()?;
+    let argvs: Vec<Vec<String>> = variants
+        .iter()
+        .map(|v| plan.shell.argv(&v.command))
+        .collect();
+    let k = variants.len();
+
+    let run_one = |i: usize,
+                   phase: &'static str,
+                   run: usize,
+                   err: &mut File|
+     -> Result<Option<Exec>, RunError> {
+        match exec(&argvs[i], plan.show_output, err) {
+            Ok(Exec::Interrupted) => Ok(None),
+            Ok(Exec::Failed { status, stderr }) => Err(RunError::Failed {
+                variant: variants[i].name.clone(),
+                phase,
+                run,
+                command: variants[i].command.clone(),
+                status,
+                stderr,
+            }),
+            Ok(e) => Ok(Some(e)),
+            Err(source) => Err(RunError::Spawn {
+                variant: variants[i].name.clone(),
+                command: variants[i].command.clone(),
+                source,
+            }),
+        }
+    };
+
+    for w in 0..plan.warmup {
+        for i in 0..k {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Ending::Interrupted);
+            }
+            if run_one(i, "warm-up", w + 1, &mut err)?.is_none() {
+                return Ok(Ending::Interrupted);
+            }
+            on_event(Event::Warmup {
+                variant: i,
+                index: w,
+            })
+            .map_err(RunError::Sink)?;
+        }
+    }
+
+    let mut samples: Vec<Vec<f64>> = (0..k)
+        .map(|i| prior.get(i).cloned().unwrap_or_default())
+        .collect();
+    let (rounds_max, adaptive) = match plan.stop {
+        StopRule::Fixed(n) => (n, None),
+        StopRule::Adaptive {
+            target_pct,
+            min_runs,
+            max_runs,
+        } => (max_runs, Some((target_pct, min_runs))),
+    };
+    let mut seq = 0;
+    let mut last_hw = f64::INFINITY;
+    for round in 0..rounds_max {
+        // Rotate the starting variant each round (A B, B A, A B, ...) so that
+        // no variant always runs right after the same other one.
+        for j in 0..k {
+            let i = (round + j) % k;
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Ending::Interrupted);
+            }
+            let Some(Exec::Ok {
+                wall_s,
+                user_s,
+                sys_s,
+                started_unix,
+            }) = run_one(i, "timed", round + 1, &mut err)?
+            else {
+                return Ok(Ending::Interrupted);
+            };
+            let r = RunResult {
+                variant: i,
+                index: round,
+                seq,
+                wall_s,
+                user_s,
+                sys_s,
+                started_unix,
+            };
+            seq += 1;
+            samples[i].push(wall_s);
+            on_event(Event::Run(&r)).map_err(RunError::Sink)?;
+        }
+        if let Some((target, min_runs)) = adaptive {
+            let hw = half_widths(&samples, 2000);
+            on_event(Event::Round {
+                round,
+                half_width_pct: &hw,
+            })
+            .map_err(RunError::Sink)?;
+            // The baseline's own interval matters only when it is alone.
+            let relevant = if k == 1 { &hw[..] } else { &hw[1..] };
+            last_hw = relevant.iter().cloned().fold(0.0, f64::max);
+            if round + 1 >= min_runs && last_hw <= target {
+                return Ok(Ending::TargetReached);
+            }
+        }
+    }
+    Ok(match adaptive {
+        Some(_) => Ending::TargetMissed {
+            half_width_pct: last_hw,
+        },
+        None => Ending::Done,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(name: &str, cmd: &str) -> Variant {
+        Variant {
+            name: name.into(),
+            command: cmd.into(),
+            flags: None,
+        }
+    }
+
+    fn plan(stop: StopRule) -> Plan {
+        Plan {
+            warmup: 1,
+            stop,
+            shell: Shell::Shell("sh".into()),
+            show_output: false,
+        }
+    }
+
+    #[test]
+    fn interleaves_and_rotates() {
+        let vs = [v("a", "true"), v("b", "true")];
+        let mut order = Vec::new();
+        let mut warm = 0;
+        let end = run(
+            &vs,
+            &plan(StopRule::Fixed(3)),
+            &[],
+            &AtomicBool::new(false),
+            |e| {
+                match e {
+                    Event::Run(r) => order.push((r.variant, r.index, r.seq)),
+                    Event::Warmup { .. } => warm += 1,
+                    _ => {}
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(end, Ending::Done);
+        assert_eq!(warm, 2);
+        let vars: Vec<usize> = order.iter().map(|o| o.0).collect();
+        assert_eq!(vars, vec![0, 1, 1, 0, 0, 1]);
+        assert_eq!(
+            order.iter().map(|o| o.2).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 5]
+        );
+    }
+
+    #[test]
+    fn failure_names_variant_run_and_stderr() {
+        let vs = [
+            v("good", "true"),
+            v("bad <one>", "echo 'no such table: t1' >&2; exit 3"),
+        ];
+        let e = run(
+            &vs,
+            &plan(StopRule::Fixed(2)),
+            &[],
+            &AtomicBool::new(false),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("variant 'bad <one>'"), "{msg}");
+        assert!(msg.contains("warm-up run 1"), "{msg}");
+        assert!(msg.contains("exited with status 3"), "{msg}");
+        assert!(msg.contains("no such table: t1"), "{msg}");
+    }
+
+    #[test]
+    fn failure_in_a_timed_run() {
+        // Fails on its second invocation: the warm-up passes, timed run 1 fails.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("count");
+        let cmd = format!(
+            "if [ -e {0} ]; then echo boom >&2; exit 1; fi; touch {0}",
+            f.display()
+        );
+        let vs = [v("flaky", &cmd)];
+        let e = run(
+            &vs,
+            &plan(StopRule::Fixed(2)),
+            &[],
+            &AtomicBool::new(false),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("variant 'flaky', timed run 1"), "{msg}");
+        assert!(msg.contains("boom"), "{msg}");
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let vs = [v("x", "/nonexistent/prog")];
+        let mut p = plan(StopRule::Fixed(1));
+        p.shell = Shell::None;
+        let e = run(&vs, &p, &[], &AtomicBool::new(false), |_| Ok(())).unwrap_err();
+        assert!(matches!(e, RunError::Spawn { .. }), "{e}");
+        assert!(e.to_string().contains("variant 'x'"));
+    }
+
+    #[test]
+    fn stop_flag_keeps_finished_runs() {
+        let vs = [v("a", "true"), v("b", "true")];
+        let stop = AtomicBool::new(false);
+        let mut runs = 0;
+        let end = run(&vs, &plan(StopRule::Fixed(100)), &[], &stop, |e| {
+            if let Event::Run(_) = e {
+                runs += 1;
+                if runs == 3 {
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(end, Ending::Interrupted);
+        assert_eq!(runs, 3);
+    }
+
+    #[test]
+    fn child_killed_by_sigint_is_an_interruption() {
+        let vs = [v("a", "kill -INT $$")];
+        let end = run(
+            &vs,
+            &plan(StopRule::Fixed(3)),
+            &[],
+            &AtomicBool::new(false),
+            |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(end, Ending::Interrupted);
+    }
+
+    #[test]
+    fn adaptive_stops_on_identical_constant_prior() {
+        // Prior samples with no spread: the interval is already 0 wide, so
+        // the first round that reaches min_runs ends it.
+        let vs = [v("a", "true"), v("b", "true")];
+        let prior = vec![vec![1.0; 10], vec![1.0; 10]];
+        let stop = StopRule::Adaptive {
+            target_pct: 1000.0,
+            min_runs: 2,
+            max_runs: 50,
+        };
+        let mut rounds = 0;
+        let end = run(&vs, &plan(stop), &prior, &AtomicBool::new(false), |e| {
+            if let Event::Round { .. } = e {
+                rounds += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(end, Ending::TargetReached);
+        assert_eq!(rounds, 2);
+    }
+
+    #[test]
+    fn half_widths_shrink_with_more_samples() {
+        let a: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * (i % 3) as f64).collect();
+        let b: Vec<f64> = (0..10).map(|i| 2.0 + 0.02 * (i % 3) as f64).collect();
+        let hw = half_widths(&[a.clone(), b.clone()], 2000);
+        let a4: Vec<f64> = a.iter().cycle().take(40).cloned().collect();
+        let b4: Vec<f64> = b.iter().cycle().take(40).cloned().collect();
+        let hw4 = half_widths(&[a4, b4], 2000);
+        assert!(hw4[1] < hw[1] && hw4[0] < hw[0], "{hw:?} {hw4:?}");
+    }
+}
