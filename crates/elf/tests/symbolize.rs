@@ -1,0 +1,179 @@
+//! `Symbolizer::frames` and `Code` against the LLVM 19 reference tools, for
+//! every instruction of real programs built with clang-19 at test time.
+//!
+//! Two oracles:
+//! * `llvm-symbolizer-19 --inlining --functions=linkage --no-demangle
+//!   --verbose`: every field of every frame (name, function start line, line,
+//!   column, discriminator), innermost first (we compare reversed);
+//! * `llvm-profgen-19 --show-disassembly-only --show-source-locations`: the
+//!   exact set of addresses llvm-profgen decodes, and the inline context it
+//!   derives from them (`leaf:lineoffset.disc @ caller:...`), i.e. exactly
+//!   what the profile generator will consume.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use kfdo_elf::{Binary, Frame};
+
+fn check_against_llvm_symbolizer(bin_path: &Path) {
+    let bin = Binary::open(bin_path).unwrap();
+    let code = bin.code().unwrap();
+    let sym = bin.symbolizer().unwrap();
+    let addrs: Vec<u64> = code.iter().map(|(a, _, _)| a).collect();
+    assert!(addrs.len() > 100, "too few instructions: {}", addrs.len());
+    let llvm = llvm_symbolize(bin_path, &addrs);
+    let mut frames: Vec<Frame> = Vec::new();
+    let (mut mismatches, mut no_die, mut inlined) = (Vec::new(), 0usize, 0usize);
+    let (mut with_disc, mut uniq) = (0usize, 0usize);
+    for (&addr, theirs) in addrs.iter().zip(&llvm) {
+        sym.frames(addr, &mut frames);
+        if frames.len() > 1 {
+            inlined += 1;
+        }
+        with_disc += frames.iter().any(|f| f.discriminator != 0) as usize;
+        uniq += frames.iter().any(|f| f.func.contains(".__uniq.")) as usize;
+        // llvm-symbolizer (unlike llvm-profgen) falls back to the ELF symbol
+        // name when no DWARF subroutine covers the address: one frame and no
+        // "Function start line". llvm-profgen gets "<invalid>" there and
+        // keeps no frame, which is what we return.
+        if frames.is_empty() && theirs.len() == 1 && theirs[0].start_line.is_none() {
+            no_die += 1;
+            continue;
+        }
+        // Outermost first, stopping at an unnamed frame like llvm-profgen.
+        let expect: Vec<_> = theirs
+            .iter()
+            .rev()
+            .take_while(|f| !f.func.is_empty() && f.func != "??")
+            .collect();
+        let same = expect.len() == frames.len()
+            && expect.iter().zip(&frames).all(|(t, o)| {
+                t.func == *o.func
+                    && t.line == o.line
+                    && t.column == o.column
+                    && t.start_line.unwrap_or(0) == o.start_line
+                    && t.discriminator == o.discriminator
+            });
+        if !same {
+            mismatches.push(format!(
+                "{addr:#x}:\n  llvm: {:?}\n  ours: {:?}",
+                expect, frames
+            ));
+        }
+    }
+    eprintln!(
+        "{}: {} instructions, {} with inlined frames, {} without a DWARF subroutine, {} mismatches",
+        bin_path.display(),
+        addrs.len(),
+        inlined,
+        no_die,
+        mismatches.len()
+    );
+    assert!(inlined > 50, "test program should inline heavily");
+    assert!(
+        with_disc > 10,
+        "expected discriminators (-fdebug-info-for-profiling)"
+    );
+    assert!(uniq > 10, "expected .__uniq. linkage names");
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} addresses differ from llvm-symbolizer-19; first ones:\n{}",
+        mismatches.len(),
+        addrs.len(),
+        mismatches[..mismatches.len().min(15)].join("\n")
+    );
+}
+
+fn check_against_llvm_profgen(bin_path: &Path) {
+    let bin = Binary::open(bin_path).unwrap();
+    let code = bin.code().unwrap();
+    let sym = bin.symbolizer().unwrap();
+    let pg = profgen_disassembly(bin_path);
+    let pg_valid: Vec<u64> = {
+        let mut v: Vec<u64> = pg.iter().filter(|i| i.valid).map(|i| i.addr).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let ours: Vec<u64> = code.iter().map(|(a, _, _)| a).collect();
+    if pg_valid != ours {
+        let only_pg: Vec<_> = pg_valid
+            .iter()
+            .filter(|a| !code.is_code(**a))
+            .take(10)
+            .collect();
+        let only_us: Vec<_> = ours
+            .iter()
+            .filter(|a| pg_valid.binary_search(a).is_err())
+            .take(10)
+            .collect();
+        panic!(
+            "decoded addresses differ: profgen {} vs ours {}; only profgen: {only_pg:x?}; only ours: {only_us:x?}",
+            pg_valid.len(),
+            ours.len()
+        );
+    }
+    let mut frames = Vec::new();
+    let mut bad = Vec::new();
+    for insn in pg.iter().filter(|i| i.valid) {
+        sym.frames(insn.addr, &mut frames);
+        let ctx = profgen_context(&frames);
+        let ok = insn.context == ctx;
+        if !ok {
+            bad.push(format!(
+                "{:#x}\n  profgen: {}\n  ours:    {ctx}",
+                insn.addr, insn.context
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {} contexts differ from llvm-profgen-19; first ones:\n{}",
+        bad.len(),
+        pg.len(),
+        bad[..bad.len().min(15)].join("\n")
+    );
+}
+
+fn variant(src: &str, out: &str, extra: &[&str]) {
+    if !have_tools(&["clang-19", "llvm-symbolizer-19", "llvm-profgen-19"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut flags = PROFILING_FLAGS.to_vec();
+    flags.extend_from_slice(extra);
+    let bin = build(dir.path(), src, out, &flags);
+    check_against_llvm_symbolizer(&bin);
+    check_against_llvm_profgen(&bin);
+}
+
+#[test]
+fn c_interpreter_dwarf5() {
+    variant("interp.c", "interp5", &["-gdwarf-5"]);
+}
+
+#[test]
+fn c_interpreter_dwarf4() {
+    variant("interp.c", "interp4", &["-gdwarf-4"]);
+}
+
+#[test]
+fn c_interpreter_dwarf5_no_pie_compressed() {
+    variant(
+        "interp.c",
+        "interp5z",
+        &["-gdwarf-5", "-no-pie", "-gz=zlib"],
+    );
+}
+
+#[test]
+fn cxx_containers_dwarf5() {
+    variant("containers.cpp", "containers5", &["-gdwarf-5"]);
+}
+
+#[test]
+fn cxx_containers_dwarf4() {
+    variant("containers.cpp", "containers4", &["-gdwarf-4"]);
+}
