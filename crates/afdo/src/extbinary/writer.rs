@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use super::{flags, put_uleb, sec, MAGIC_EXT_BINARY, VERSION};
 use crate::error::AfdoError;
@@ -77,33 +77,44 @@ fn encode(p: &Profile) -> Vec<u8> {
     });
 
     // Name table: every function, inlinee and call-target name, sorted.
-    // The top-level names come sorted from the map; only the others need
-    // sorting, then the two lists are merged.
-    let mut unique: FxHashSet<&str> = FxHashSet::default();
-    unique.extend(p.functions.keys().map(|k| k.as_str()));
-    let mut others: Vec<&str> = Vec::new();
-    for fs in p.functions.values() {
-        fs.visit(&mut |f, _| {
-            if unique.insert(&f.name) {
-                others.push(&f.name);
-            }
-            for r in f.body.values() {
-                for k in r.call_targets.keys() {
-                    if unique.insert(k) {
-                        others.push(k);
-                    }
+    // One pass interns each name occurrence, in exactly the order the
+    // profile section will need them, so writing needs no string lookups.
+    // Top-level names are interned first, in map (= sorted) order; only the
+    // other names need sorting, then the two lists are merged into ranks.
+    let sorted = p.sorted_functions();
+    let mut names = Interner::default();
+    for k in p.functions.keys() {
+        names.id(k);
+    }
+    let ntop = names.list.len();
+    for fs in &sorted {
+        names.collect(fs);
+    }
+    let Interner { list, stream, .. } = names;
+    let mut others: Vec<u32> = (ntop as u32..list.len() as u32).collect();
+    others.sort_unstable_by(|&a, &b| list[a as usize].cmp(list[b as usize]));
+    let mut rank = vec![0u64; list.len()];
+    let mut names: Vec<&str> = Vec::with_capacity(list.len());
+    {
+        let mut o = others.iter().copied().peekable();
+        for top in 0..ntop {
+            while let Some(&b) = o.peek() {
+                if list[b as usize] < list[top] {
+                    rank[b as usize] = names.len() as u64;
+                    names.push(list[b as usize]);
+                    o.next();
+                } else {
+                    break;
                 }
             }
-        });
+            rank[top] = names.len() as u64;
+            names.push(list[top]);
+        }
+        for b in o {
+            rank[b as usize] = names.len() as u64;
+            names.push(list[b as usize]);
+        }
     }
-    drop(unique);
-    others.sort_unstable();
-    let names = merge_sorted(p.functions.keys().map(|k| k.as_str()), &others);
-    let index: FxHashMap<&str, u64> = names
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| (n, i as u64))
-        .collect();
     let name_flags = if names.iter().any(|n| n.contains(UNIQ_SUFFIX)) {
         flags::NAME_UNIQ_SUFFIX
     } else {
@@ -120,14 +131,15 @@ fn encode(p: &Profile) -> Vec<u8> {
     section(&mut out, sec::CS_NAME_TABLE, 0, &mut |o| put_uleb(o, 0));
 
     // Function profiles, remembering where each starts.
-    let sorted = p.sorted_functions();
     let mut offsets: Vec<(u64, u64)> = Vec::with_capacity(sorted.len());
     section(&mut out, sec::LBR_PROFILE, 0, &mut |o| {
         let start = o.len();
+        let mut ids = stream.iter().map(|&i| rank[i as usize]);
         for fs in &sorted {
-            offsets.push((index[fs.name.as_str()], (o.len() - start) as u64));
+            let off = (o.len() - start) as u64;
             put_uleb(o, fs.head_samples);
-            write_body(o, fs, &index);
+            let idx = write_body(o, fs, &mut ids);
+            offsets.push((idx, off));
         }
     });
 
@@ -157,27 +169,47 @@ fn encode(p: &Profile) -> Vec<u8> {
     out
 }
 
-/// Merge two sorted, disjoint lists of names.
-fn merge_sorted<'a>(a: impl Iterator<Item = &'a str>, b: &[&'a str]) -> Vec<&'a str> {
-    let mut out = Vec::with_capacity(b.len() + a.size_hint().0);
-    let mut b = b.iter().copied().peekable();
-    for x in a {
-        while let Some(&y) = b.peek() {
-            if y < x {
-                out.push(y);
-                b.next();
-            } else {
-                break;
-            }
-        }
-        out.push(x);
-    }
-    out.extend(b);
-    out
+/// Names by first occurrence, and the stream of occurrences.
+#[derive(Default)]
+struct Interner<'a> {
+    ids: FxHashMap<&'a str, u32>,
+    list: Vec<&'a str>,
+    stream: Vec<u32>,
 }
 
-fn write_body(o: &mut Vec<u8>, fs: &FunctionSamples, index: &FxHashMap<&str, u64>) {
-    put_uleb(o, index[fs.name.as_str()]);
+impl<'a> Interner<'a> {
+    fn id(&mut self, n: &'a str) -> u32 {
+        let next = self.list.len() as u32;
+        let id = *self.ids.entry(n).or_insert(next);
+        if id == next {
+            self.list.push(n);
+        }
+        id
+    }
+
+    /// Intern the names of `fs` in the order [`write_body`] writes them.
+    fn collect(&mut self, fs: &'a FunctionSamples) {
+        let id = self.id(&fs.name);
+        self.stream.push(id);
+        for rec in fs.body.values() {
+            for (t, _) in rec.sorted_call_targets() {
+                let id = self.id(t);
+                self.stream.push(id);
+            }
+        }
+        for m in fs.callsites.values() {
+            for callee in m.values() {
+                self.collect(callee);
+            }
+        }
+    }
+}
+
+/// Write one function (or inlinee) body, taking its name indices from
+/// `ids`; returns the function's own name index.
+fn write_body(o: &mut Vec<u8>, fs: &FunctionSamples, ids: &mut impl Iterator<Item = u64>) -> u64 {
+    let idx = ids.next().expect("interned");
+    put_uleb(o, idx);
     put_uleb(o, fs.total_samples);
     put_uleb(o, fs.body.len() as u64);
     for (loc, rec) in &fs.body {
@@ -185,8 +217,8 @@ fn write_body(o: &mut Vec<u8>, fs: &FunctionSamples, index: &FxHashMap<&str, u64
         put_uleb(o, loc.discriminator as u64);
         put_uleb(o, rec.count);
         put_uleb(o, rec.call_targets.len() as u64);
-        for (name, c) in rec.sorted_call_targets() {
-            put_uleb(o, index[name]);
+        for (_, c) in rec.sorted_call_targets() {
+            put_uleb(o, ids.next().expect("interned"));
             put_uleb(o, c);
         }
     }
@@ -196,7 +228,8 @@ fn write_body(o: &mut Vec<u8>, fs: &FunctionSamples, index: &FxHashMap<&str, u64
         for callee in m.values() {
             put_uleb(o, loc.line_offset as u64);
             put_uleb(o, loc.discriminator as u64);
-            write_body(o, callee, index);
+            write_body(o, callee, ids);
         }
     }
+    idx
 }
