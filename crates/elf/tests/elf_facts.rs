@@ -1,0 +1,130 @@
+//! build-id, is_pie, PT_LOAD segments, preferred base and the address <->
+//! file offset mapping against `llvm-readelf-19 -n -l` on a PIE, a non-PIE
+//! executable and a shared library.
+
+mod common;
+
+use common::*;
+use kfdo_elf::Binary;
+
+struct Readelf {
+    elf_type: String,
+    build_id: Option<String>,
+    /// (offset, vaddr, filesz, memsz, flags)
+    loads: Vec<(u64, u64, u64, u64, String)>,
+}
+
+fn readelf(path: &std::path::Path) -> Readelf {
+    let text = run(
+        "llvm-readelf-19",
+        &["-n", "-l", "--wide", path.to_str().unwrap()],
+    );
+    let mut r = Readelf {
+        elf_type: String::new(),
+        build_id: None,
+        loads: Vec::new(),
+    };
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("Elf file type is ") {
+            r.elf_type = rest.split_whitespace().next().unwrap().to_string();
+        } else if let Some(rest) = t.strip_prefix("Build ID: ") {
+            r.build_id = Some(rest.trim().to_string());
+        } else if t.starts_with("LOAD ") {
+            let f: Vec<&str> = t.split_whitespace().collect();
+            // LOAD Offset VirtAddr PhysAddr FileSiz MemSiz Flg... Align
+            let flags = f[6..f.len() - 1].join("");
+            r.loads
+                .push((hex(f[1]), hex(f[2]), hex(f[4]), hex(f[5]), flags));
+        }
+    }
+    r
+}
+
+fn check(path: &std::path::Path, expect_pie: bool, expect_type: &str) {
+    let bin = Binary::open(path).unwrap();
+    let re = readelf(path);
+    assert_eq!(re.elf_type, expect_type);
+    assert_eq!(bin.is_pie(), expect_pie);
+    assert!(!bin.is_kernel());
+    let ours_id = bin
+        .build_id()
+        .map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+    assert_eq!(ours_id, re.build_id, "build-id");
+    assert!(
+        ours_id.is_some(),
+        "test binaries are linked with --build-id"
+    );
+
+    let segs = bin.load_segments();
+    assert_eq!(segs.len(), re.loads.len());
+    for (s, (off, va, filesz, memsz, flags)) in segs.iter().zip(&re.loads) {
+        assert_eq!(
+            (s.offset, s.vaddr, s.filesz, s.memsz),
+            (*off, *va, *filesz, *memsz)
+        );
+        assert_eq!(s.executable, flags.contains('E'), "flags {flags}");
+        // Mapping round trip at the start, middle and last file byte.
+        for k in [0, s.filesz / 2, s.filesz.saturating_sub(1)] {
+            if s.filesz == 0 {
+                continue;
+            }
+            assert_eq!(bin.vaddr_to_file_offset(s.vaddr + k), Some(s.offset + k));
+            // Segments may share file pages (e.g. RELRO), so the reverse map
+            // may pick an earlier segment; it must still map back.
+            let va = bin.file_offset_to_vaddr(s.offset + k).unwrap();
+            assert_eq!(bin.vaddr_to_file_offset(va), Some(s.offset + k));
+        }
+        if s.memsz > s.filesz {
+            // .bss has no file bytes.
+            assert_eq!(bin.vaddr_to_file_offset(s.vaddr + s.memsz - 1), None);
+        }
+    }
+    // llvm-profgen: first executable PT_LOAD, rounded down to 4 KiB.
+    let (_, first_x_va, _, _, _) = re.loads.iter().find(|l| l.4.contains('E')).unwrap();
+    assert_eq!(bin.preferred_base(), first_x_va & !0xfff);
+    if !expect_pie {
+        assert!(bin.preferred_base() >= 0x200000, "non-PIE links high");
+    }
+    assert!(bin.symbol_address("main").is_some() || expect_type == "DYN");
+}
+
+#[test]
+fn pie_non_pie_and_shared_library() {
+    if !have_tools(&["clang-19", "llvm-readelf-19"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["-O2", "-g", "-Wl,--build-id"];
+    let pie = build(
+        dir.path(),
+        "interp.c",
+        "pie",
+        &[&flags[..], &["-fPIE", "-pie"]].concat(),
+    );
+    check(&pie, true, "DYN");
+    let exe = build(
+        dir.path(),
+        "interp.c",
+        "exe",
+        &[&flags[..], &["-no-pie", "-fno-pie"]].concat(),
+    );
+    check(&exe, false, "EXEC");
+    let so = build(
+        dir.path(),
+        "interp.c",
+        "lib.so",
+        &[&flags[..], &["-shared", "-fPIC"]].concat(),
+    );
+    check(&so, true, "DYN");
+
+    // No build-id note at all.
+    let none = build(
+        dir.path(),
+        "interp.c",
+        "noid",
+        &["-O2", "-Wl,--build-id=none"],
+    );
+    assert_eq!(Binary::open(&none).unwrap().build_id(), None);
+}
