@@ -20,6 +20,31 @@
 //!
 //! Format references: tools/perf/Documentation/perf.data-file-format.txt and
 //! include/uapi/linux/perf_event.h in the Linux sources.
+//!
+//! # Design
+//!
+//! One file, one job: [`header`](crate::PerfData) detection (file vs pipe mode by header
+//! size), `attr` (perf_event_attr of any size), `features` (feature ids and the sections
+//! read as values), `record` and `sample` (zero-copy record decoding in the kernel's field
+//! order), `reader` ([`PerfData`], [`RecordIter`], chunking), `encode` and `writer`
+//! ([`PerfWriter`], [`PipeWriter`]), [`script`] (`perf script` text), `error`.
+//!
+//! - Everything that comes from the file goes through bounds-checked reads (`bytes.rs`);
+//!   lengths and counts from the file are checked against the bytes actually present
+//!   before anything is sliced or allocated, so no input can panic, overflow or allocate
+//!   more than the file's size.
+//! - Attrs, feature sections and build-ids are decoded at open (they are small); records
+//!   are decoded only when iterated. Pipe mode has no index, so `open` walks the record
+//!   headers once to collect HEADER_ATTR / HEADER_FEATURE / HEADER_BUILD_ID / EVENT_UPDATE.
+//! - [`PerfData::record_chunks`] and [`script::ScriptFile::script_chunks`] split at record
+//!   or line boundaries for parallel consumers (perf.data has no sync markers, so finding
+//!   record boundaries walks the 8-byte headers once).
+//! - Records are yielded in file order (perf's `perf script` sorts by time; per CPU the
+//!   file order is time order).
+//!
+//! Not read: zstd-compressed records (`perf record -z`; a clear error suggests
+//! `perf inject`), big-endian files, the trailing `sample_id` of non-sample records
+//! (framed and skipped).
 
 mod attr;
 mod bytes;

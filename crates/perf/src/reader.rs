@@ -120,7 +120,7 @@ impl PerfData {
         let flen = b.len();
         // Attr section: `attrs.size / attr_size` entries of perf_event_attr + ids section.
         let entry = usize::try_from(h.attr_size).unwrap_or(usize::MAX);
-        if entry < ATTR_SIZE_VER0 + 16 || entry > 4096 {
+        if !(ATTR_SIZE_VER0 + 16..=4096).contains(&entry) {
             return Err(self.malformed(
                 16,
                 "file header",
@@ -578,14 +578,13 @@ impl PerfData {
     }
 }
 
+/// (type, misc, header.size, bytes to the next record).
+type Frame = (u32, u16, usize, usize);
+
 /// Reads the record header at `pos`: (type, misc, header.size, bytes to skip to the next
 /// record). `Ok(None)` at the end; `Err((offset, problem))` when the framing is broken.
 #[inline(always)]
-fn frame(
-    b: &[u8],
-    pos: usize,
-    end: usize,
-) -> Result<Option<(u32, u16, usize, usize)>, (&'static str, u64)> {
+fn frame(b: &[u8], pos: usize, end: usize) -> Result<Option<Frame>, (&'static str, u64)> {
     if pos >= end {
         return Ok(None);
     }

@@ -6,6 +6,8 @@ use crate::consts::{misc, PROT_EXEC};
 use crate::sample::{CpuMode, Sample};
 
 /// One record of the data section, borrowing from the file.
+// Samples dominate and are passed by value on purpose: boxing would allocate per sample.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Record<'a> {
     Sample(Sample<'a>),

@@ -516,7 +516,9 @@ fn parse_mmap(s: &[u8], is2: bool) -> Result<OwnedMmap, String> {
 mod tests {
     use super::*;
 
-    fn items(text: &str) -> Vec<Result<(Option<u32>, u64, Vec<BranchEntry>), String>> {
+    type Item = Result<(Option<u32>, u64, Vec<BranchEntry>), String>;
+
+    fn items(text: &str) -> Vec<Item> {
         let f = ScriptFile::from_bytes("t", text.as_bytes().to_vec());
         let mut r = f.items();
         let mut out = Vec::new();
