@@ -6,16 +6,13 @@
 set -eu
 cd "$(dirname "$0")"
 mkdir -p corpus/perf_data corpus/perf_script
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 work='i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 perf record -q -e cpu-clock -o corpus/perf_data/plain.data -- sh -c "$work"
 perf record -q -e cpu-clock -g -o corpus/perf_data/callchain.data -- sh -c "$work"
 perf record -q -e cpu-clock,task-clock -o corpus/perf_data/two-events.data -- sh -c "$work"
 perf record -q -e cpu-clock -o - -- sh -c "$work" > corpus/perf_data/pipe.data
-cargo build -q --manifest-path ../Cargo.toml --example perf-synth
-synth=$(cargo metadata -q --format-version 1 --manifest-path ../Cargo.toml | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')/debug/examples/perf-synth
-"$synth" corpus/perf_data/lbr.data 3 --entries 4
-"$synth" corpus/perf_data/lbr-hwidx-pipe.data 3 --entries 4 --hw-idx --pipe
+synth() { cargo run -q --manifest-path ../Cargo.toml --example perf-synth -- "$@"; }
+synth corpus/perf_data/lbr.data 3 --entries 4
+synth corpus/perf_data/lbr-hwidx-pipe.data 3 --entries 4 --hw-idx --pipe
 perf script -i corpus/perf_data/lbr.data -F pid,tid,ip,brstack --show-mmap-events > corpus/perf_script/lbr.txt
 perf script -i corpus/perf_data/plain.data -F ip --show-mmap-events > corpus/perf_script/ip.txt
