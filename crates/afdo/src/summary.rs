@@ -98,6 +98,13 @@ impl ProfileSummary {
     }
 }
 
+impl Profile {
+    /// The profile summary LLVM would compute for this profile.
+    pub fn summary(&self) -> ProfileSummary {
+        ProfileSummary::compute(self)
+    }
+}
+
 #[derive(Default)]
 struct Builder {
     total_count: u64,

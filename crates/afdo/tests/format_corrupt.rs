@@ -224,3 +224,27 @@ fn unrepresentable_profiles_are_refused_by_writers() {
     p.function_mut("bad\nname").add_total(1);
     assert!(kfdo_afdo::write_profile(&p, kfdo_afdo::Format::Text, Vec::new()).is_err());
 }
+
+#[test]
+fn file_writes_are_atomic() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.extbinary");
+    let p = hand_profile();
+    kfdo_afdo::write_profile_file(&p, kfdo_afdo::Format::ExtBinary, &out).unwrap();
+    assert_eq!(kfdo_afdo::read_profile(&out).unwrap(), p);
+    // A profile that cannot be written leaves the old file alone and no
+    // temporary behind.
+    let mut bad = Profile::new();
+    bad.function_mut("f")
+        .add_body(kfdo_afdo::LineLocation::new(0x10000, 0), 1);
+    assert!(kfdo_afdo::write_profile_file(&bad, kfdo_afdo::Format::Text, &out).is_err());
+    assert_eq!(kfdo_afdo::read_profile(&out).unwrap(), p);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    // Missing files are named in the error.
+    let e = kfdo_afdo::read_profile(&dir.path().join("missing.prof")).unwrap_err();
+    assert!(e.to_string().contains("missing.prof"), "{e}");
+}
