@@ -294,7 +294,7 @@ impl Profile {
         let mut v: Vec<&FunctionSamples> = self.functions.values().collect();
         // The map iterates in name order, so a stable sort by count keeps
         // names ascending within equal totals.
-        v.sort_by(|a, b| b.total_samples.cmp(&a.total_samples));
+        v.sort_by_key(|f| std::cmp::Reverse(f.total_samples));
         v
     }
 

@@ -73,7 +73,7 @@ fn garbage_never_panics() {
     };
     for round in 0..3000 {
         let len = r.below(300) as usize;
-        let mut g: Vec<u8> = (0..len).map(|_| r.next() as u8).collect();
+        let mut g: Vec<u8> = (0..len).map(|_| r.next_u64() as u8).collect();
         if round % 2 == 0 {
             g.splice(0..0, magic.iter().copied());
         }

@@ -15,7 +15,7 @@ impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -24,7 +24,7 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
     pub fn chance(&mut self, pct: u64) -> bool {
         self.below(100) < pct
@@ -57,7 +57,7 @@ pub fn name(r: &mut Rng) -> String {
     match r.below(6) {
         0 => format!("{b}{n}"),
         1 => format!("_ZN4kfdo{}{b}{n}Ev", b.len() + n.to_string().len()),
-        2 => format!("{b}{n}.__uniq.{}", r.next() % 100_000_000_000_000),
+        2 => format!("{b}{n}.__uniq.{}", r.next_u64() % 100_000_000_000_000),
         3 => format!("_ZNSt6vectorIiSaIiEE9push_backERKi{n}"),
         4 => format!("{b}_{n}.llvm.{}", r.below(1 << 20)),
         _ => format!("_ZL{}{b}{n}", b.len() + n.to_string().len()),
@@ -74,7 +74,7 @@ fn loc(r: &mut Rng) -> LineLocation {
         0..=5 => 0,
         6..=8 => r.below(16) as u32,
         // FS-discriminator-like large values.
-        _ => r.next() as u32,
+        _ => r.next_u64() as u32,
     };
     LineLocation::new(off, disc)
 }
@@ -210,7 +210,7 @@ pub fn typical_profile(seed: u64, n: usize) -> Profile {
     for i in 0..n {
         let nm = match i % 4 {
             0 => format!("_ZN4kfdo6module{i}7processEv"),
-            1 => format!("static_fn_{i}.__uniq.{}", r.next() % 1_000_000_000_000),
+            1 => format!("static_fn_{i}.__uniq.{}", r.next_u64() % 1_000_000_000_000),
             2 => format!("function_number_{i}"),
             _ => format!("_ZNK3std6vectorIiE2atEm{i}"),
         };

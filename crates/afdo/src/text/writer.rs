@@ -23,7 +23,7 @@ pub fn write_text(p: &Profile, mut w: impl Write) -> Result<(), AfdoError> {
 }
 
 fn indent(buf: &mut Vec<u8>, n: usize) {
-    buf.extend(std::iter::repeat(b' ').take(n));
+    buf.resize(buf.len() + n, b' ');
 }
 
 fn num(buf: &mut Vec<u8>, mut v: u64) {
