@@ -433,8 +433,11 @@ fn outs(s: &str) {
     unsafe { qemu_plugin_outs(v.as_ptr() as *const c_char) };
 }
 
+/// Samples are written in 64 KiB batches. QEMU 7.2 does not run plugin exit callbacks
+/// when the guest dies of a signal, so a crash loses at most the last batch (the
+/// side-band records are written at once, see `flush`).
 fn maybe_flush(v: &mut Vcpu) {
-    if v.buf.len() >= (1 << 20) {
+    if v.buf.len() >= (1 << 16) {
         flush(&mut v.buf);
     }
 }
@@ -455,6 +458,7 @@ fn refresh_ids(v: &mut Vcpu) {
         put_u32(&mut v.buf, pid as u32);
         put_u32(&mut v.buf, tid as u32);
         end_rec(&mut v.buf, at);
+        flush(&mut v.buf);
     }
 }
 
@@ -670,6 +674,7 @@ fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
         refresh_ids(v);
         if !MAPS_DONE.load(Relaxed) && !cfg().system && !MAPS_DONE.swap(true, AcqRel) {
             initial_maps(v, tb.start);
+            flush(&mut v.buf);
         }
     }
     if prev.is_null() {
@@ -901,6 +906,7 @@ extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret: i6
                     ino,
                     path.as_os_str().as_bytes(),
                 );
+                flush(&mut v.buf);
             }
         }
         SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3 if ret == 0 => {
@@ -932,6 +938,7 @@ extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret: i6
             put_u32(&mut v.buf, v.tid as u32);
             put_u32(&mut v.buf, ppid as u32);
             end_rec(&mut v.buf, at);
+            flush(&mut v.buf);
         }
         _ => {}
     }

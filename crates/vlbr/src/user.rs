@@ -142,7 +142,9 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
     }
     if let Some(s) = signal {
         warnings.push(format!(
-            "the program was ended by signal {s} ({}); the perf.data holds what ran until then",
+            "the program was ended by signal {s} ({}); the perf.data holds what ran until then \
+             (QEMU 7.2 does not let plugins finish on a fatal signal: the last <= 64 KiB of \
+             samples are lost)",
             signal_name(s)
         ));
     }

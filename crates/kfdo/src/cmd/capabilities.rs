@@ -1,10 +1,97 @@
-//! `kfdo capabilities` (not yet implemented).
+//! `kfdo capabilities`: what this machine can record, and why not.
 
 use crate::output::Global;
+use kfdo_vlbr::hw::{Capabilities, Method};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Read the machine description under this directory (proc/cpuinfo,
+    /// sys/bus/event_source/devices, ...) instead of this machine; no live probe.
+    #[arg(long, value_name = "DIR", hide = true)]
+    root: Option<PathBuf>,
+}
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("kfdo capabilities is not implemented yet")
+pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
+    let caps = match &a.root {
+        Some(r) => {
+            let mut c = Capabilities::from_root(r);
+            // Tools as on this machine.
+            let here = Capabilities::detect();
+            c.perf = here.perf;
+            c.qemu_user = here.qemu_user;
+            c.qemu_system = here.qemu_system;
+            c.host_x86_64 = here.host_x86_64;
+            c.is_root = here.is_root;
+            c
+        }
+        None => Capabilities::detect(),
+    };
+    let methods: Vec<(Method, Result<(), String>)> = Method::all()
+        .into_iter()
+        .map(|m| (m, caps.usable(m)))
+        .collect();
+    let (auto, steps) = caps.choose_auto();
+    if a.json {
+        let j = serde_json::json!({
+            "machine": &caps,
+            "methods": methods.iter().map(|(m, r)| serde_json::json!({
+                "method": m.name(),
+                "available": r.is_ok(),
+                "why_not": r.as_ref().err(),
+            })).collect::<Vec<_>>(),
+            "auto": auto.name(),
+            "auto_steps": steps,
+        });
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(0);
+    }
+    println!(
+        "CPU: {} ({:?}{})",
+        if caps.model_name.is_empty() {
+            "unknown"
+        } else {
+            &caps.model_name
+        },
+        caps.vendor,
+        if caps.hypervisor {
+            ", virtual machine"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "PMUs: {}",
+        if caps.pmus.is_empty() {
+            "none".to_string()
+        } else {
+            caps.pmus.join(", ")
+        }
+    );
+    if let Some(d) = caps.branch_depth {
+        println!("branch records per sample (caps/branches): {d}");
+    }
+    println!(
+        "perf_event_paranoid: {}   kptr_restrict: {}   root: {}",
+        caps.perf_event_paranoid
+            .map_or("?".into(), |v| v.to_string()),
+        caps.kptr_restrict.map_or("?".into(), |v| v.to_string()),
+        caps.is_root
+    );
+    println!();
+    for (m, r) in &methods {
+        match r {
+            Ok(()) => println!("  {:<9} yes", m.name()),
+            Err(why) => println!("  {:<9} no: {why}", m.name()),
+        }
+    }
+    println!();
+    println!("kfdo record --method auto would use: {}", auto.name());
+    for s in steps {
+        println!("  - {s}");
+    }
+    Ok(0)
 }
