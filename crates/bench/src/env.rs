@@ -89,7 +89,7 @@ pub fn capture(kfdo_version: &str) -> Environment {
                         .and_then(|k| k.parse::<f64>().ok())
                 })
         })
-        .map(|kib| kib / 1024.0 / 1024.0)
+        .map(|kib| (kib / 1024.0 / 1024.0 * 10.0).round() / 10.0)
         .unwrap_or(0.0);
     let mut governors = BTreeMap::new();
     if let Ok(rd) = std::fs::read_dir("/sys/devices/system/cpu") {

@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod counters;
 pub mod env;
+pub mod heatmap;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -157,7 +157,7 @@ fn signal_name(sig: i32) -> &'static str {
 }
 
 /// CPU time of all waited-for children so far (user, system), in seconds.
-fn children_cpu() -> (f64, f64) {
+pub fn children_cpu() -> (f64, f64) {
     // SAFETY: getrusage only writes the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };

@@ -19,6 +19,9 @@ table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
 th, td { border: 1px solid #d5dbe1; padding: 0.3em 0.6em; text-align: right; vertical-align: top; }
 th { background: #f1f4f7; }
 td.l, th.l { text-align: left; }
+td { white-space: nowrap; }
+td.l { white-space: normal; }
+table.variants td.l code { display: inline-block; max-width: 22em; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.92em; word-break: break-all; }
 tr.better td.verdict, td.better { background: #d4f5d4; color: #0b5d0b; font-weight: 600; }
 tr.worse td.verdict, td.worse { background: #fbd5d5; color: #8a1010; font-weight: 600; }
