@@ -11,9 +11,9 @@ use crate::code::CodeMap;
 use crate::error::AggregateError;
 use crate::lbr;
 use crate::raw::RawProfile;
-use crate::space::{SpaceBuilder, Spaces, KERNEL_PID};
+use crate::space::{SpaceBuilder, Spaces, ANY_PID, KERNEL_PID};
 use crate::target::{hex, Match, TargetBinary};
-use kfdo_perf::{PerfData, Record};
+use kfdo_perf::{PerfData, Record, ScriptFile, ScriptItem};
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -99,121 +99,90 @@ fn event<'a>(r: Record<'a>) -> Event<'a> {
     }
 }
 
-/// Read one perf.data file.
-pub fn collect_perf_data(
+/// Pass 1 state: mappings in stream order, with sample ordinals as positions.
+struct Mappings<'t> {
+    target: &'t TargetBinary,
+    spaces: SpaceBuilder,
+    pos: u64,
+    mismatch: Option<(String, Vec<u8>)>,
+    stats: CollectStats,
+}
+
+impl<'t> Mappings<'t> {
+    fn new(target: &'t TargetBinary, input: &Path) -> Self {
+        Self {
+            target,
+            spaces: SpaceBuilder::default(),
+            pos: 0,
+            mismatch: None,
+            stats: CollectStats {
+                input: input.display().to_string(),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mmap(
+        &mut self,
+        pid: u32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        filename: &str,
+        build_id: Option<&[u8]>,
+        exec: bool,
+    ) {
+        if !exec {
+            return;
+        }
+        if !self.stats.mapped_files.iter().any(|f| f == filename)
+            && self.stats.mapped_files.len() < 64
+        {
+            self.stats.mapped_files.push(filename.to_string());
+        }
+        let delta = match self.target.matches(filename, build_id) {
+            Match::Yes => {
+                self.stats.mapped_by_build_id |=
+                    build_id.is_some() && self.target.build_id.is_some();
+                self.target.mapping_delta(filename, start, pgoff)
+            }
+            Match::BuildIdDiffers(theirs) => {
+                self.mismatch.get_or_insert((filename.to_string(), theirs));
+                None
+            }
+            Match::No => None,
+        };
+        let kernel_map =
+            self.target.kernel_symbols.is_some() && filename.starts_with("[kernel.kallsyms]");
+        let pid = if kernel_map { KERNEL_PID } else { pid };
+        self.spaces.mmap(self.pos, pid, start, len, delta);
+        if delta.is_some() && !kernel_map {
+            // Inputs without pids (`perf script -F ip,brstack`) use the latest mapping.
+            self.spaces.mmap(self.pos, ANY_PID, start, len, delta);
+        }
+    }
+
+    fn finish(self, path: &Path) -> Result<(Spaces, CollectStats), AggregateError> {
+        let mut stats = self.stats;
+        stats.samples = self.pos;
+        let spaces = self.spaces.build();
+        if !spaces.mapped_anywhere() {
+            return Err(not_mapped(path, self.target, &stats, self.mismatch));
+        }
+        Ok((spaces, stats))
+    }
+}
+
+/// Merge per-chunk results and drop impossible ranges.
+fn combine(
+    parts: Vec<Result<(RawProfile, Counts), AggregateError>>,
+    mut stats: CollectStats,
     path: &Path,
     target: &TargetBinary,
     code: &CodeMap,
     opts: &CollectOptions,
 ) -> Result<(RawProfile, CollectStats), AggregateError> {
-    let data = PerfData::open(path)?;
-    let mut stats = CollectStats {
-        input: path.display().to_string(),
-        ..Default::default()
-    };
-
-    if opts.mode == SampleMode::Lbr && !data.attrs().iter().any(|a| a.has_branch_stack()) {
-        return Err(AggregateError::Input(format!(
-            "{}: the recording has no branch stacks (its events were recorded without -b / branch sampling); \
-             record with `kfdo record` or `perf record -b`, or convert the IP samples alone with --ip-only",
-            path.display()
-        )));
-    }
-
-    // The build-id table says which recorded file names are this binary.
-    let mut table_ids: Vec<(String, Vec<u8>)> = Vec::new();
-    for e in data.build_ids() {
-        table_ids.push((e.filename.clone(), e.build_id.clone()));
-    }
-    let id_of = |filename: &str| -> Option<&[u8]> {
-        table_ids
-            .iter()
-            .find(|(f, _)| f == filename)
-            .map(|(_, id)| id.as_slice())
-    };
-
-    let threads = rayon::current_num_threads().max(1);
-    let chunks = data.record_chunks(threads * 4);
-
-    // Pass 1: mappings, and sample counts per chunk.
-    let mut spaces = SpaceBuilder::default();
-    let mut chunk_base = Vec::with_capacity(chunks.len());
-    let mut pos = 0u64;
-    let mut mismatch: Option<(String, Vec<u8>)> = None;
-    for chunk in data.record_chunks(threads * 4) {
-        chunk_base.push(pos);
-        for rec in chunk {
-            match event(rec?) {
-                Event::Sample { .. } => pos += 1,
-                Event::Mmap {
-                    pid,
-                    start,
-                    len,
-                    pgoff,
-                    filename,
-                    build_id,
-                    exec,
-                } => {
-                    if !exec {
-                        continue;
-                    }
-                    if !stats.mapped_files.iter().any(|f| f == filename)
-                        && stats.mapped_files.len() < 64
-                    {
-                        stats.mapped_files.push(filename.to_string());
-                    }
-                    let id = build_id.or_else(|| id_of(filename));
-                    let delta = match target.matches(filename, id) {
-                        Match::Yes => {
-                            stats.mapped_by_build_id |= id.is_some() && target.build_id.is_some();
-                            target.mapping_delta(filename, start, pgoff)
-                        }
-                        Match::BuildIdDiffers(theirs) => {
-                            mismatch.get_or_insert((filename.to_string(), theirs));
-                            None
-                        }
-                        Match::No => None,
-                    };
-                    let pid = if target.kernel_symbols.is_some()
-                        && filename.starts_with("[kernel.kallsyms]")
-                    {
-                        KERNEL_PID
-                    } else {
-                        pid
-                    };
-                    spaces.mmap(pos, pid, start, len, delta);
-                }
-                Event::Fork { parent, child } => spaces.fork(pos, parent, child),
-                Event::Exec { pid } => spaces.exec(pos, pid),
-                Event::Other => {}
-            }
-        }
-    }
-    stats.samples = pos;
-    let spaces = spaces.build();
-    if !spaces.mapped_anywhere() {
-        return Err(not_mapped(path, target, &stats, mismatch));
-    }
-
-    // Pass 2: count, in parallel.
-    let parts: Vec<Result<(RawProfile, Counts), AggregateError>> = chunks
-        .into_par_iter()
-        .zip(chunk_base.into_par_iter())
-        .map(|(chunk, base)| {
-            let mut raw = RawProfile::default();
-            let mut c = Counts::default();
-            let mut ordinal = base;
-            for rec in chunk {
-                if let Event::Sample { pid, ip, branches } = event(rec?) {
-                    count_sample(
-                        &mut raw, &mut c, code, &spaces, opts, ordinal, pid, ip, &branches,
-                    );
-                    ordinal += 1;
-                }
-            }
-            Ok((raw, c))
-        })
-        .collect();
     let mut raw = RawProfile::default();
     for part in parts {
         let (r, c) = part?;
@@ -227,6 +196,178 @@ pub fn collect_perf_data(
         return Err(no_samples(path, target, &stats, opts));
     }
     Ok((raw, stats))
+}
+
+/// Read one perf.data file.
+pub fn collect_perf_data(
+    path: &Path,
+    target: &TargetBinary,
+    code: &CodeMap,
+    opts: &CollectOptions,
+) -> Result<(RawProfile, CollectStats), AggregateError> {
+    let data = PerfData::open(path)?;
+    if opts.mode == SampleMode::Lbr && !data.attrs().iter().any(|a| a.has_branch_stack()) {
+        return Err(AggregateError::Input(format!(
+            "{}: the recording has no branch stacks (its events were recorded without -b / branch sampling); \
+             record with `kfdo record` or `perf record -b`, or convert the IP samples alone with --ip-only",
+            path.display()
+        )));
+    }
+    // The build-id table says which recorded file names are this binary.
+    let table: Vec<(String, Vec<u8>)> = data
+        .build_ids()
+        .iter()
+        .map(|e| (e.filename.clone(), e.build_id.clone()))
+        .collect();
+    let id_of = |filename: &str| {
+        table
+            .iter()
+            .find(|(f, _)| f == filename)
+            .map(|(_, id)| id.as_slice())
+    };
+
+    let n_chunks = rayon::current_num_threads().max(1) * 4;
+    let mut m = Mappings::new(target, path);
+    let mut chunk_base = Vec::new();
+    for chunk in data.record_chunks(n_chunks) {
+        chunk_base.push(m.pos);
+        for rec in chunk {
+            match event(rec?) {
+                Event::Sample { .. } => m.pos += 1,
+                Event::Mmap {
+                    pid,
+                    start,
+                    len,
+                    pgoff,
+                    filename,
+                    build_id,
+                    exec,
+                } => m.mmap(
+                    pid,
+                    start,
+                    len,
+                    pgoff,
+                    filename,
+                    build_id.or_else(|| id_of(filename)),
+                    exec,
+                ),
+                Event::Fork { parent, child } => m.spaces.fork(m.pos, parent, child),
+                Event::Exec { pid } => m.spaces.exec(m.pos, pid),
+                Event::Other => {}
+            }
+        }
+    }
+    let (spaces, stats) = m.finish(path)?;
+
+    let parts: Vec<_> = data
+        .record_chunks(n_chunks)
+        .into_par_iter()
+        .zip(chunk_base.into_par_iter())
+        .map(|(chunk, base)| {
+            let mut raw = RawProfile::default();
+            let mut c = Counts::default();
+            let mut ordinal = base;
+            for rec in chunk {
+                if let Event::Sample { pid, ip, branches } = event(rec?) {
+                    let entries = branches.iter().map(|e| (e.from, e.to));
+                    count_sample(
+                        &mut raw,
+                        &mut c,
+                        code,
+                        &spaces,
+                        opts,
+                        ordinal,
+                        Some(pid),
+                        ip,
+                        entries,
+                    );
+                    ordinal += 1;
+                }
+            }
+            Ok((raw, c))
+        })
+        .collect();
+    combine(parts, stats, path, target, code, opts)
+}
+
+/// Read one `perf script -F ip,brstack [--show-mmap-events]` text file.
+pub fn collect_perf_script(
+    path: &Path,
+    target: &TargetBinary,
+    code: &CodeMap,
+    opts: &CollectOptions,
+) -> Result<(RawProfile, CollectStats), AggregateError> {
+    let file = ScriptFile::open(path)?;
+    let n_chunks = rayon::current_num_threads().max(1) * 4;
+    let mut m = Mappings::new(target, path);
+    let mut chunk_base = Vec::new();
+    let mut any_branches = false;
+    for mut chunk in file.script_chunks(n_chunks) {
+        chunk_base.push(m.pos);
+        while let Some(item) = chunk.next_item() {
+            match item? {
+                ScriptItem::Sample { branches, .. } => {
+                    any_branches |= !branches.is_empty();
+                    m.pos += 1;
+                }
+                ScriptItem::Mmap(mm) => {
+                    let exec = mm.is_executable();
+                    m.mmap(
+                        mm.pid,
+                        mm.start,
+                        mm.len,
+                        mm.pgoff,
+                        &mm.filename,
+                        mm.build_id.as_deref(),
+                        exec,
+                    );
+                }
+            }
+        }
+    }
+    if m.pos > 0 && opts.mode == SampleMode::Lbr && !any_branches {
+        return Err(AggregateError::Input(format!(
+            "{}: no sample line has a branch stack; print them with `perf script -F ip,brstack` \
+             from a recording made with branch sampling, or convert the IPs alone with --ip-only",
+            path.display()
+        )));
+    }
+    let no_mmaps = m.stats.mapped_files.is_empty();
+    let (spaces, stats) = match m.finish(path) {
+        Ok(x) => x,
+        // Like llvm-profgen: without mmap lines, assume the binary ran at its
+        // preferred address (right for non-PIE executables and the kernel).
+        Err(_) if no_mmaps => (
+            Spaces::identity(),
+            CollectStats {
+                input: path.display().to_string(),
+                ..Default::default()
+            },
+        ),
+        Err(e) => return Err(e),
+    };
+
+    let parts: Vec<_> = file
+        .script_chunks(n_chunks)
+        .into_par_iter()
+        .zip(chunk_base.into_par_iter())
+        .map(|(mut chunk, base)| {
+            let mut raw = RawProfile::default();
+            let mut c = Counts::default();
+            let mut ordinal = base;
+            while let Some(item) = chunk.next_item() {
+                if let ScriptItem::Sample { pid, ip, branches } = item? {
+                    let entries = branches.iter().map(|e| (e.from, e.to));
+                    count_sample(
+                        &mut raw, &mut c, code, &spaces, opts, ordinal, pid, ip, entries,
+                    );
+                    ordinal += 1;
+                }
+            }
+            Ok((raw, c))
+        })
+        .collect();
+    combine(parts, stats, path, target, code, opts)
 }
 
 #[derive(Default)]
@@ -245,14 +386,16 @@ fn count_sample(
     spaces: &Spaces,
     opts: &CollectOptions,
     ordinal: u64,
-    pid: u32,
+    pid: Option<u32>,
     ip: u64,
-    branches: &kfdo_perf::BranchStack<'_>,
+    entries: impl ExactSizeIterator<Item = (u64, u64)>,
 ) {
-    if !opts.pids.is_empty() && !opts.pids.contains(&pid) {
-        return;
+    if let Some(pid) = pid {
+        if !opts.pids.is_empty() && !opts.pids.contains(&pid) {
+            return;
+        }
     }
-    let view = spaces.view(pid, ordinal);
+    let view = spaces.view(pid.unwrap_or(ANY_PID), ordinal);
     if view.is_empty() {
         return;
     }
@@ -265,15 +408,15 @@ fn count_sample(
             }
         }
         SampleMode::Lbr => {
-            if branches.is_empty() {
+            if entries.len() == 0 {
                 return;
             }
-            c.records += branches.len() as u64;
+            c.records += entries.len() as u64;
             // Not in the binary: 0, which is never code, so it counts as external.
             let mut hit = false;
-            let entries = branches.iter().map(|e| {
-                let from = view.translate(e.from).unwrap_or(0);
-                let to = view.translate(e.to).unwrap_or(0);
+            let entries = entries.map(|(from, to)| {
+                let from = view.translate(from).unwrap_or(0);
+                let to = view.translate(to).unwrap_or(0);
                 hit |= from != 0 || to != 0;
                 (from, to)
             });

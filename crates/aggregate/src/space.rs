@@ -17,6 +17,10 @@ use std::sync::Arc;
 /// gives its mapping the pid -1.
 pub const KERNEL_PID: u32 = u32::MAX;
 
+/// The address space of samples that carry no pid (`perf script -F ip,brstack`):
+/// the latest mapping of the binary in any process, as llvm-profgen assumes.
+pub const ANY_PID: u32 = u32::MAX - 1;
+
 /// `[start, end)` of runtime addresses that hold the binary; link-time address
 /// = runtime address + `delta` (wrapping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +118,7 @@ impl SpaceBuilder {
         Spaces {
             history: self.history,
             mapped_anywhere: self.mapped_anywhere,
+            identity: false,
         }
     }
 }
@@ -122,9 +127,29 @@ impl SpaceBuilder {
 pub struct Spaces {
     history: FxHashMap<u32, Vec<(u64, Snapshot)>>,
     mapped_anywhere: bool,
+    /// Built by [`Spaces::identity`]: every process sees the binary at its link-time addresses.
+    identity: bool,
 }
 
 impl Spaces {
+    /// No mapping information at all: the binary ran at its link-time addresses.
+    pub fn identity() -> Spaces {
+        let all = Region {
+            start: 0,
+            end: u64::MAX,
+            delta: 0,
+        };
+        let snap: Snapshot = Arc::from(vec![all]);
+        let mut history = FxHashMap::default();
+        history.insert(ANY_PID, vec![(0, snap.clone())]);
+        history.insert(KERNEL_PID, vec![(0, snap)]);
+        Spaces {
+            history,
+            mapped_anywhere: true,
+            identity: true,
+        }
+    }
+
     /// Whether any process ever mapped the binary.
     pub fn mapped_anywhere(&self) -> bool {
         self.mapped_anywhere
@@ -133,8 +158,12 @@ impl Spaces {
     /// The regions of `pid` in force at stream position `pos` (plus the
     /// kernel's, which every process sees).
     pub fn view(&self, pid: u32, pos: u64) -> View<'_> {
+        let user = match self.at(pid, pos) {
+            [] if self.identity => self.at(ANY_PID, pos),
+            r => r,
+        };
         View {
-            user: self.at(pid, pos),
+            user,
             kernel: self.at(KERNEL_PID, pos),
         }
     }

@@ -4,7 +4,9 @@ use crate::output::{AtomicOutput, Global};
 use anyhow::{bail, Context};
 use kfdo_afdo::builder::{build_profile, Functions, Mode};
 use kfdo_afdo::Format;
-use kfdo_aggregate::collect::{collect_perf_data, CollectOptions, CollectStats, SampleMode};
+use kfdo_aggregate::collect::{
+    collect_perf_data, collect_perf_script, CollectOptions, CollectStats, SampleMode,
+};
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::{CodeMap, RawProfile};
 use std::path::PathBuf;
@@ -106,7 +108,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     }
     for p in &a.perf_script {
         spinner.set_message(format!("reading {}", p.display()));
-        let (r, s) = todo_script(p)?;
+        let (r, s) = collect_perf_script(p, &target, &codemap, &opts)?;
         raw.merge(r);
         inputs.push(s);
     }
@@ -194,8 +196,4 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
     Ok(0)
-}
-
-fn todo_script(p: &std::path::Path) -> anyhow::Result<(RawProfile, CollectStats)> {
-    bail!("{}: perf script input is not wired yet", p.display())
 }
