@@ -1,0 +1,390 @@
+//! `kfdo profile` against the reference converter, llvm-profgen-19, on the same
+//! input: real programs built with clang-19 at test time, branch stacks from
+//! kfdo's emulated LBR (the `kfdo-vlbr` recorder: every taken branch under
+//! qemu-x86_64, sampled every PERIOD branches with the last 32 records, newest
+//! first, as Intel LBR sampling on the taken-branch event writes them).
+//!
+//! Deliberate differences from llvm-profgen-19: none are needed for these
+//! programs; the profiles must be equal in every function, total, head sample,
+//! body sample, call target and inlinee. (Where kfdo differs by design, in
+//! inputs llvm-profgen cannot read correctly, it is tested elsewhere: several
+//! processes mapping the binary at different bases are separated per process
+//! by kfdo, while llvm-profgen applies the latest mmap to every sample.)
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Recorded {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    bin: PathBuf,
+    data: PathBuf,
+    script: PathBuf,
+}
+
+/// Build `source`, run it under emulated LBR, and print its perf script.
+fn record(source: &str, args: &[&str], period: u64, extra_cflags: &[&str]) -> Recorded {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    let bin = build(source, &dir, extra_cflags);
+    let data = dir.join("perf.data");
+    let cfg = kfdo_vlbr::RecordConfig::new(bin.as_os_str(), &data)
+        .args(args.iter().copied())
+        .period(period);
+    let outcome =
+        kfdo_vlbr::record_user(&cfg).unwrap_or_else(|e| panic!("recording {source}: {e}"));
+    assert_eq!(outcome.exit_code, 0, "{source} failed under emulation");
+    assert!(
+        outcome.samples > 1000,
+        "{source}: only {} samples",
+        outcome.samples
+    );
+    let script = dir.join("perf.script");
+    let out = run_ok(
+        Command::new("perf")
+            .args(["script", "-F", "ip,brstack", "--show-mmap-events", "-i"])
+            .arg(&data),
+    );
+    std::fs::write(&script, &out.stdout).unwrap();
+    Recorded {
+        _dir: tmp,
+        dir,
+        bin,
+        data,
+        script,
+    }
+}
+
+fn llvm_profgen(bin: &Path, script: &Path, out: &Path, extra: &[&str]) {
+    run_ok(
+        Command::new("llvm-profgen-19")
+            .arg(format!("--binary={}", bin.display()))
+            .arg(format!("--perfscript={}", script.display()))
+            .arg(format!("--output={}", out.display()))
+            .args(extra),
+    );
+}
+
+fn kfdo_profile(r: &Recorded, input: &[&str], out: &Path, extra: &[&str]) {
+    run_ok(
+        kfdo()
+            .arg("-q")
+            .arg("profile")
+            .arg("--binary")
+            .arg(&r.bin)
+            .args(input)
+            .arg("-o")
+            .arg(out)
+            .args(extra),
+    );
+}
+
+/// The whole check for one program: text profiles equal to llvm-profgen's from
+/// perf.data and from perf script; raw aggregates byte-identical to
+/// `--skip-symbolization`; extbinary that llvm-profdata reads back to the same
+/// text and clang-19 builds with.
+fn conformance(
+    source: &str,
+    args: &[&str],
+    period: u64,
+    extra_cflags: &[&str],
+) -> kfdo_afdo::Profile {
+    let r = record(source, args, period, extra_cflags);
+    let d = &r.dir;
+    let data = r.data.to_str().unwrap();
+    let script = r.script.to_str().unwrap();
+
+    llvm_profgen(&r.bin, &r.script, &d.join("ref.txt"), &["--format=text"]);
+    kfdo_profile(
+        &r,
+        &["--perf-data", data],
+        &d.join("kfdo.txt"),
+        &["--format", "text"],
+    );
+    kfdo_profile(
+        &r,
+        &["--perf-script", script],
+        &d.join("kfdo-script.txt"),
+        &["--format", "text"],
+    );
+    let reference = read_text(&d.join("ref.txt"));
+    let ours = read_text(&d.join("kfdo.txt"));
+    assert!(
+        ours == reference,
+        "{source}: kfdo vs llvm-profgen-19:\n{}",
+        diff(&ours, &reference)
+    );
+    assert_eq!(
+        read_text(&d.join("kfdo-script.txt")),
+        ours,
+        "{source}: perf script input gave another profile"
+    );
+
+    // The unsymbolized aggregate, byte for byte (same sort order, same offsets).
+    llvm_profgen(
+        &r.bin,
+        &r.script,
+        &d.join("ref.raw"),
+        &["--skip-symbolization"],
+    );
+    kfdo_profile(&r, &["--perf-data", data], &d.join("kfdo.raw"), &["--raw"]);
+    assert_eq!(
+        std::fs::read_to_string(d.join("kfdo.raw")).unwrap(),
+        std::fs::read_to_string(d.join("ref.raw")).unwrap(),
+        "{source}: raw profile differs from llvm-profgen --skip-symbolization"
+    );
+    // ... and a profile made from it equals the direct one.
+    kfdo_profile(
+        &r,
+        &["--raw-in", d.join("ref.raw").to_str().unwrap()],
+        &d.join("from-raw.txt"),
+        &["--format", "text"],
+    );
+    assert_eq!(
+        read_text(&d.join("from-raw.txt")),
+        ours,
+        "{source}: profile from the raw aggregate differs"
+    );
+
+    // extbinary: llvm-profdata's text of it is kfdo's text, byte for byte.
+    let ext = d.join("kfdo.extbin");
+    kfdo_profile(&r, &["--perf-data", data], &ext, &[]);
+    let merged = run_ok(
+        Command::new("llvm-profdata-19")
+            .args(["merge", "--sample", "--text", "-o", "-"])
+            .arg(&ext),
+    );
+    let ours_text = std::fs::read_to_string(d.join("kfdo.txt")).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&merged.stdout),
+        ours_text,
+        "{source}: llvm-profdata text of kfdo's extbinary"
+    );
+    let shown = run_ok(kfdo().arg("show").arg(&ext));
+    assert_eq!(
+        String::from_utf8_lossy(&shown.stdout),
+        ours_text,
+        "{source}: kfdo show of its extbinary"
+    );
+
+    // clang-19 builds the program with either profile.
+    for prof in [&ext, &d.join("kfdo.txt")] {
+        let cc = if source.ends_with(".cpp") {
+            "clang++-19"
+        } else {
+            "clang-19"
+        };
+        let out = d.join("optimized");
+        run_ok(
+            Command::new(cc)
+                .args(CFLAGS)
+                .arg(format!("-fprofile-sample-use={}", prof.display()))
+                .arg("-Werror=profile-instr-unprofiled")
+                .arg("-o")
+                .arg(&out)
+                .arg(program_source(source)),
+        );
+        run_ok(Command::new(&out).args(args));
+    }
+    ours
+}
+
+fn inlinees(p: &kfdo_afdo::Profile) -> usize {
+    p.functions.values().map(|f| f.num_inlinees()).sum()
+}
+
+fn call_targets(p: &kfdo_afdo::Profile) -> usize {
+    let mut n = 0;
+    for f in p.functions.values() {
+        f.visit(&mut |fs, _| {
+            n += fs
+                .body
+                .values()
+                .map(|r| r.call_targets.len())
+                .sum::<usize>()
+        });
+    }
+    n
+}
+
+#[test]
+fn heavy_inlining_c_matches_llvm_profgen() {
+    let p = conformance("lz.c", &["300000"], 61, &[]);
+    assert!(
+        inlinees(&p) >= 4,
+        "lz inlines its helpers: {} inlinee profiles",
+        inlinees(&p)
+    );
+    assert!(p.functions.keys().any(|n| n.contains(".__uniq.")) || inlinees(&p) > 0);
+}
+
+#[test]
+fn non_pie_matches_llvm_profgen() {
+    conformance("lz.c", &["200000"], 97, &["-no-pie", "-fno-pie"]);
+}
+
+#[test]
+fn cpp_matches_llvm_profgen() {
+    let p = conformance("shapes.cpp", &["20000"], 31, &[]);
+    assert!(
+        p.functions.keys().any(|n| n.starts_with("_Z")),
+        "mangled C++ names expected"
+    );
+    assert!(call_targets(&p) >= 3, "virtual calls give call targets");
+}
+
+#[test]
+fn interpreter_with_recursion_matches_llvm_profgen() {
+    let p = conformance("interp.c", &["20"], 31, &[]);
+    assert!(
+        p.functions.values().any(|f| f.head_samples > 0),
+        "recursive calls give head samples"
+    );
+    assert!(call_targets(&p) >= 1);
+}
+
+/// IP-only samples from a real `perf record -e cpu-clock` on this machine,
+/// against `llvm-profgen-19 --leading-ip-only`. llvm-profgen only accepts
+/// lines that look like LBR samples even in that mode, so its copy of the
+/// perf script gets a dummy `0x0/0x0/P/-/-/0` record appended to each sample
+/// line (it ignores everything after the leading IP in that mode); kfdo reads
+/// the perf.data and the unmodified perf script.
+#[test]
+fn ip_only_matches_llvm_profgen_leading_ip_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let bin = build("lz.c", d, &[]);
+    let data = d.join("ip.data");
+    run_ok(
+        Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-c", "50000", "-o"])
+            .arg(&data)
+            .arg(&bin)
+            .arg("12000000"),
+    );
+    let script = run_ok(
+        Command::new("perf")
+            .args(["script", "-F", "ip,brstack", "--show-mmap-events", "-i"])
+            .arg(&data),
+    );
+    let text = String::from_utf8(script.stdout).unwrap();
+    std::fs::write(d.join("ip.script"), &text).unwrap();
+    let adapted: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("PERF_RECORD_") {
+                format!("{l}\n")
+            } else {
+                format!("{l} 0x0/0x0/P/-/-/0\n")
+            }
+        })
+        .collect();
+    std::fs::write(d.join("ip-profgen.script"), adapted).unwrap();
+    llvm_profgen(
+        &bin,
+        &d.join("ip-profgen.script"),
+        &d.join("ref.txt"),
+        &["--format=text", "--leading-ip-only"],
+    );
+
+    for (flag, input) in [("--perf-data", "ip.data"), ("--perf-script", "ip.script")] {
+        run_ok(
+            kfdo()
+                .args(["-q", "profile", "--ip-only", "--format", "text", "--binary"])
+                .arg(&bin)
+                .arg(flag)
+                .arg(d.join(input))
+                .arg("-o")
+                .arg(d.join("kfdo.txt")),
+        );
+        let (ours, reference) = (
+            read_text(&d.join("kfdo.txt")),
+            read_text(&d.join("ref.txt")),
+        );
+        assert!(
+            reference.total() > 0,
+            "the recording must have samples in lz"
+        );
+        assert!(
+            ours == reference,
+            "{input}: kfdo --ip-only vs llvm-profgen --leading-ip-only:\n{}",
+            diff(&ours, &reference)
+        );
+    }
+}
+
+/// Raw aggregates merge exactly: the profile of two recordings through their
+/// raw files equals the profile of both perf.data files at once, and the raw
+/// counts are the sums.
+#[test]
+fn raw_profiles_merge_exactly() {
+    let a = record("interp.c", &["18"], 17, &[]);
+    let b_dir = tempfile::tempdir().unwrap();
+    let b_data = b_dir.path().join("b.data");
+    let cfg = kfdo_vlbr::RecordConfig::new(a.bin.as_os_str(), &b_data)
+        .args(["19"])
+        .period(23);
+    kfdo_vlbr::record_user(&cfg).unwrap();
+    let d = &a.dir;
+    let (ra, rb) = (d.join("a.raw"), d.join("b.raw"));
+    kfdo_profile(
+        &a,
+        &["--perf-data", a.data.to_str().unwrap()],
+        &ra,
+        &["--raw"],
+    );
+    kfdo_profile(
+        &a,
+        &["--perf-data", b_data.to_str().unwrap()],
+        &rb,
+        &["--raw"],
+    );
+    kfdo_profile(
+        &a,
+        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &d.join("ab.raw"),
+        &["--raw"],
+    );
+    kfdo_profile(
+        &a,
+        &[
+            "--perf-data",
+            a.data.to_str().unwrap(),
+            b_data.to_str().unwrap(),
+        ],
+        &d.join("both.raw"),
+        &["--raw"],
+    );
+    assert_eq!(
+        std::fs::read(d.join("ab.raw")).unwrap(),
+        std::fs::read(d.join("both.raw")).unwrap()
+    );
+
+    let base = kfdo_elf::Binary::open(&a.bin).unwrap().preferred_base();
+    let pa = kfdo_aggregate::RawProfile::read_text(&ra, base).unwrap();
+    let pb = kfdo_aggregate::RawProfile::read_text(&rb, base).unwrap();
+    let pab = kfdo_aggregate::RawProfile::read_text(&d.join("ab.raw"), base).unwrap();
+    assert_eq!(pab.range_total(), pa.range_total() + pb.range_total());
+    assert_eq!(pab.branch_total(), pa.branch_total() + pb.branch_total());
+
+    kfdo_profile(
+        &a,
+        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &d.join("ab.txt"),
+        &["--format", "text"],
+    );
+    kfdo_profile(
+        &a,
+        &[
+            "--perf-data",
+            a.data.to_str().unwrap(),
+            b_data.to_str().unwrap(),
+        ],
+        &d.join("both.txt"),
+        &["--format", "text"],
+    );
+    assert_eq!(read_text(&d.join("ab.txt")), read_text(&d.join("both.txt")));
+}
