@@ -25,6 +25,17 @@ pub(super) fn decode(bytes: &[u8], start: u64, end: u64, out: &mut Vec<Decoded>)
             }
             dec.set_ip(addr);
         }
+        if let Some(n) = llvm_prefix_only_insn(&bytes[pos..]) {
+            // LLVM decodes these prefixes as an instruction of their own;
+            // the instruction they prefix then starts right after them.
+            out.push(Decoded {
+                addr,
+                size: n,
+                kind: InsnKind::Other,
+            });
+            addr += u64::from(n);
+            continue;
+        }
         dec.decode_out(&mut insn);
         if insn.is_invalid() {
             // llvm-profgen: a failed decode advances by one byte and records
@@ -40,6 +51,41 @@ pub(super) fn decode(bytes: &[u8], start: u64, end: u64, out: &mut Vec<Decoded>)
         });
         addr += u64::from(size);
     }
+}
+
+/// LLVM's X86 disassembler (readPrefixes) does not fold every prefix into
+/// the instruction that follows it: a LOCK (0xf0) as the very first byte, and
+/// a REP/REPNE (0xf3/0xf2) that reads as XRELEASE/XACQUIRE (followed by LOCK,
+/// an xchg, or for 0xf3 a `mov` to memory) together with any prefixes before
+/// it, come out as separate prefix-only instructions (`lock`, `xrelease`).
+/// llvm-profgen therefore counts the prefixed instruction's own address as
+/// code; iced decodes the whole thing as one instruction, so we split it the
+/// same way. Returns the length of such a prefix-only instruction.
+fn llvm_prefix_only_insn(bytes: &[u8]) -> Option<u8> {
+    if bytes.first() == Some(&0xf0) {
+        return Some(1);
+    }
+    for (p, &b) in bytes.iter().enumerate().take(14) {
+        if b == 0xf2 || b == 0xf3 {
+            if let Some(&nb) = bytes.get(p + 1) {
+                let xchg_or_lock = nb == 0xf0
+                    || (nb & 0xfe) == 0x86
+                    || ((nb & 0xf8) == 0x90 && !(b == 0xf3 && nb == 0x90));
+                let xrelease_mov = b == 0xf3 && matches!(nb, 0x88 | 0x89 | 0xc6 | 0xc7);
+                if xchg_or_lock || xrelease_mov {
+                    return Some(p as u8 + 1);
+                }
+            }
+        }
+        let is_prefix = matches!(
+            b,
+            0xf0 | 0xf2 | 0xf3 | 0x2e | 0x36 | 0x3e | 0x26 | 0x64 | 0x65 | 0x66 | 0x67
+        ) || (0x40..=0x4f).contains(&b);
+        if !is_prefix {
+            return None;
+        }
+    }
+    None
 }
 
 fn classify(insn: &Instruction) -> InsnKind {
@@ -106,6 +152,36 @@ mod tests {
                 (0x1011, 1, Other),
             ]
         );
+    }
+
+    #[test]
+    fn lock_and_xrelease_are_separate_instructions_like_llvm() {
+        let cases: &[(&[u8], &[(u64, u8)])] = &[
+            // lock decq (%rax): "lock" (1) + "decq (%rax)" (3)
+            (&[0xf0, 0x48, 0xff, 0x08], &[(0, 1), (1, 3)]),
+            // xrelease lock addl $1,(%rax)
+            (&[0xf3, 0xf0, 0x83, 0x00, 0x01], &[(0, 1), (1, 1), (2, 3)]),
+            // 66 f3 f0 ...: prefixes up to the f3 form the xrelease
+            (
+                &[0x66, 0xf3, 0xf0, 0x83, 0x00, 0x01],
+                &[(0, 2), (2, 1), (3, 3)],
+            ),
+            // xrelease movl %eax,(%rax)
+            (&[0xf3, 0x89, 0x00], &[(0, 1), (1, 2)]),
+            // rep movq %rax,(%rax) (REX in between): one instruction
+            (&[0xf3, 0x48, 0x89, 0x00], &[(0, 4)]),
+            // pause; rep stosq; lock inside: 66 f0 83 00 01 is one instruction
+            (
+                &[0xf3, 0x90, 0xf3, 0x48, 0xab, 0x66, 0xf0, 0x83, 0x00, 0x01],
+                &[(0, 2), (2, 3), (5, 5)],
+            ),
+        ];
+        for (bytes, want) in cases {
+            let mut out = Vec::new();
+            decode(bytes, 0, bytes.len() as u64, &mut out);
+            let got: Vec<(u64, u8)> = out.iter().map(|d| (d.addr, d.size)).collect();
+            assert_eq!(&got, want, "{bytes:x?}");
+        }
     }
 
     #[test]

@@ -118,11 +118,20 @@ static size_t decompress(const uint8_t *in, size_t n, uint8_t *out) {
     return o;
 }
 
+static long counter;
+
+/* lock-prefixed instructions: LLVM decodes the lock prefix as its own instruction. */
+static void __attribute__((noinline)) count(long n) {
+    __atomic_fetch_add(&counter, n, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&counter, 1, __ATOMIC_SEQ_CST);
+}
+
 int main(int argc, char **argv) {
     int iters = argc > 1 ? atoi(argv[1]) : 1000;
     int prog[] = {PUSH, iters, DUP, HASH, DEC, JNZ, 2, PRINT, HALT};
     struct vm m = {0};
     if (run(&m, prog, (int)(sizeof prog / sizeof prog[0])) != 0) return 1;
+    count(m.steps);
     size_t n = 1 << 16;
     uint8_t *buf = malloc(n), *c = malloc(n * 2), *d = malloc(n);
     for (size_t i = 0; i < n; i++) buf[i] = (uint8_t)((m.hash >> (i % 57)) ^ (i / 7));
