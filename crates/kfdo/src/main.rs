@@ -53,8 +53,24 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("kfdo: error: {e:#}");
+            eprintln!("kfdo: error: {}", render_error(&e));
             std::process::exit(1);
         }
     }
+}
+
+/// The error and its causes, joined by ": ", leaving out a cause whose text
+/// the message already holds (our typed errors often quote their source).
+fn render_error(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !msg.contains(&text) {
+            if !msg.is_empty() {
+                msg.push_str(": ");
+            }
+            msg.push_str(&text);
+        }
+    }
+    msg
 }

@@ -6,11 +6,18 @@ use kfdo_afdo::{FunctionSamples, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub const CFLAGS: &[&str] =
-    &["-O2", "-g", "-fdebug-info-for-profiling", "-funique-internal-linkage-names"];
+pub const CFLAGS: &[&str] = &[
+    "-O2",
+    "-g",
+    "-fdebug-info-for-profiling",
+    "-funique-internal-linkage-names",
+];
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 pub fn program_source(name: &str) -> PathBuf {
@@ -23,7 +30,9 @@ pub fn kfdo() -> Command {
 
 /// Run a command; panic with its stderr when it fails.
 pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}):\n{}",
@@ -38,8 +47,19 @@ pub fn build(source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
     let src = program_source(source);
     let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
     let out = dir.join(stem);
-    let cc = if source.ends_with(".cpp") { "clang++-19" } else { "clang-19" };
-    run_ok(Command::new(cc).args(CFLAGS).args(extra).arg("-o").arg(&out).arg(&src));
+    let cc = if source.ends_with(".cpp") {
+        "clang++-19"
+    } else {
+        "clang-19"
+    };
+    run_ok(
+        Command::new(cc)
+            .args(CFLAGS)
+            .args(extra)
+            .arg("-o")
+            .arg(&out)
+            .arg(&src),
+    );
     out
 }
 
@@ -51,14 +71,19 @@ pub fn read_text(path: &Path) -> Profile {
 /// Render the first differences between two profiles, for assertion messages.
 pub fn diff(ours: &Profile, theirs: &Profile) -> String {
     let mut out = String::new();
-    let names: std::collections::BTreeSet<&String> =
-        ours.functions.keys().chain(theirs.functions.keys()).collect();
+    let names: std::collections::BTreeSet<&String> = ours
+        .functions
+        .keys()
+        .chain(theirs.functions.keys())
+        .collect();
     for name in names {
         match (ours.functions.get(name), theirs.functions.get(name)) {
             (Some(a), Some(b)) if a == b => {}
             (Some(a), Some(b)) => diff_fn(&mut out, name, a, b, 0),
             (Some(a), None) => out += &format!("only kfdo: {name} total {}\n", a.total_samples),
-            (None, Some(b)) => out += &format!("only reference: {name} total {}\n", b.total_samples),
+            (None, Some(b)) => {
+                out += &format!("only reference: {name} total {}\n", b.total_samples)
+            }
             (None, None) => unreachable!(),
         }
         if out.len() > 4000 {
@@ -84,10 +109,14 @@ fn diff_fn(out: &mut String, path: &str, a: &FunctionSamples, b: &FunctionSample
             *out += &format!("{pad}  {path} @{l}: {x:?} vs {y:?}\n");
         }
     }
-    let sites: std::collections::BTreeSet<_> = a.callsites.keys().chain(b.callsites.keys()).collect();
+    let sites: std::collections::BTreeSet<_> =
+        a.callsites.keys().chain(b.callsites.keys()).collect();
     for s in sites {
         let empty = Default::default();
-        let (x, y) = (a.callsites.get(s).unwrap_or(&empty), b.callsites.get(s).unwrap_or(&empty));
+        let (x, y) = (
+            a.callsites.get(s).unwrap_or(&empty),
+            b.callsites.get(s).unwrap_or(&empty),
+        );
         let callees: std::collections::BTreeSet<_> = x.keys().chain(y.keys()).collect();
         for c in callees {
             let p = format!("{path} @{s} -> {c}");

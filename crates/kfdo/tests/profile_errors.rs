@@ -1,0 +1,215 @@
+//! Bad input to `kfdo profile`: each case is a clear error that names the file
+//! and says what to do, a non-zero exit, and no output file.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// One emulated-LBR recording of lz, shared by the cases (recording is the slow part).
+struct Fixture {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    bin: PathBuf,
+    data: PathBuf,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        let bin = build("lz.c", &dir, &[]);
+        let data = dir.join("lz.data");
+        let cfg = kfdo_vlbr::RecordConfig::new(bin.as_os_str(), &data)
+            .args(["100000"])
+            .period(211);
+        kfdo_vlbr::record_user(&cfg).unwrap();
+        Fixture {
+            _dir: tmp,
+            dir,
+            bin,
+            data,
+        }
+    })
+}
+
+/// Run `kfdo profile` expecting failure: returns stderr, checks there is no output.
+fn fails(bin: &Path, input: &[&str], extra: &[&str]) -> String {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("out.prof");
+    let o = kfdo()
+        .arg("profile")
+        .arg("--binary")
+        .arg(bin)
+        .args(input)
+        .arg("-o")
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success(),
+        "expected failure, got success; stderr: {stderr}"
+    );
+    assert!(!out.exists(), "an output file was left behind: {stderr}");
+    let leftovers: Vec<_> = std::fs::read_dir(out_dir.path()).unwrap().collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporary files left behind: {leftovers:?}"
+    );
+    assert!(stderr.starts_with("kfdo: error: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+#[test]
+fn truncated_perf_data() {
+    let f = fixture();
+    let bytes = std::fs::read(&f.data).unwrap();
+    for cut in [8, 100, bytes.len() / 2, bytes.len() - 1] {
+        let p = f.dir.join(format!("cut-{cut}.data"));
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        let e = fails(&f.bin, &["--perf-data", p.to_str().unwrap()], &[]);
+        assert!(
+            e.contains(p.to_str().unwrap()) || e.contains(&format!("cut-{cut}.data")),
+            "{e}"
+        );
+        assert!(e.contains("offset"), "names the place: {e}");
+    }
+}
+
+#[test]
+fn not_a_perf_data_file() {
+    let f = fixture();
+    let e = fails(&f.bin, &["--perf-data", f.bin.to_str().unwrap()], &[]);
+    assert!(
+        e.contains("not a perf.data file") && e.contains("perf record"),
+        "{e}"
+    );
+    let text = f.dir.join("notes.txt");
+    std::fs::write(&text, "hello\n").unwrap();
+    let e = fails(&f.bin, &["--perf-script", text.to_str().unwrap()], &[]);
+    assert!(e.contains("notes.txt"), "{e}");
+}
+
+#[test]
+fn build_id_mismatch_names_both_ids() {
+    let f = fixture();
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = build("lz.c", other_dir.path(), &["-O1"]);
+    let hex = |b: &Path| {
+        let bin = kfdo_elf::Binary::open(b).unwrap();
+        bin.build_id()
+            .unwrap()
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    };
+    let e = fails(&other, &["--perf-data", f.data.to_str().unwrap()], &[]);
+    assert!(e.contains("build-id mismatch"), "{e}");
+    assert!(
+        e.contains(&hex(&f.bin)) && e.contains(&hex(&other)),
+        "both ids: {e}"
+    );
+}
+
+#[test]
+fn binary_without_debug_info() {
+    let f = fixture();
+    let plain = f.dir.join("lz-nodebug");
+    run_ok(
+        Command::new("clang-19")
+            .args(["-O2", "-o"])
+            .arg(&plain)
+            .arg(program_source("lz.c")),
+    );
+    let e = fails(&plain, &["--perf-data", f.data.to_str().unwrap()], &[]);
+    assert!(
+        e.contains("lz-nodebug") && e.contains("debug info") && e.contains("-g"),
+        "{e}"
+    );
+}
+
+#[test]
+fn no_samples_for_the_binary() {
+    let f = fixture();
+    // A binary that never ran in the recording.
+    let other_dir = tempfile::tempdir().unwrap();
+    let interp = build("interp.c", other_dir.path(), &[]);
+    let e = fails(&interp, &["--perf-data", f.data.to_str().unwrap()], &[]);
+    assert!(
+        e.contains("no mapping of") && e.contains("lz"),
+        "lists what was mapped: {e}"
+    );
+    // The binary ran, but not in the selected process.
+    let e = fails(
+        &f.bin,
+        &["--perf-data", f.data.to_str().unwrap()],
+        &["--pid", "1"],
+    );
+    assert!(e.contains("none of the") && e.contains("pid"), "{e}");
+}
+
+#[test]
+fn branch_mode_on_data_without_branch_stacks() {
+    let f = fixture();
+    let ip = f.dir.join("ip.data");
+    run_ok(
+        Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-o"])
+            .arg(&ip)
+            .arg(&f.bin)
+            .arg("300000"),
+    );
+    let e = fails(&f.bin, &["--perf-data", ip.to_str().unwrap()], &[]);
+    assert!(
+        e.contains("no branch stacks") && e.contains("--ip-only"),
+        "{e}"
+    );
+    // The same file is fine with --ip-only.
+    let out = f.dir.join("ip.prof");
+    run_ok(
+        kfdo()
+            .args(["-q", "profile", "--ip-only", "--binary"])
+            .arg(&f.bin)
+            .arg("--perf-data")
+            .arg(&ip)
+            .arg("-o")
+            .arg(&out),
+    );
+    assert!(out.exists());
+}
+
+#[test]
+fn unwritable_output() {
+    let f = fixture();
+    let o = kfdo()
+        .args(["profile", "--binary"])
+        .arg(&f.bin)
+        .arg("--perf-data")
+        .arg(&f.data)
+        .args(["-o", "/nonexistent-dir/out.prof"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        e.contains("/nonexistent-dir/out.prof") && e.contains("writable"),
+        "{e}"
+    );
+}
+
+#[test]
+fn kernel_flag_on_a_user_binary() {
+    let f = fixture();
+    let e = fails(
+        &f.bin,
+        &["--perf-data", f.data.to_str().unwrap()],
+        &["--kernel"],
+    );
+    assert!(e.contains("not a vmlinux"), "{e}");
+}
