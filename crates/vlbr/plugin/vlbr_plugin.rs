@@ -303,6 +303,9 @@ impl Counts {
 
 struct Vcpu {
     prev: *const Tb,
+    period: u64,
+    filter: u8,
+    system: bool,
     ring: Vec<(u64, u64)>,
     head: usize,
     filled: usize,
@@ -337,6 +340,9 @@ fn new_vcpu() -> Box<Vcpu> {
     let c = cfg();
     Box::new(Vcpu {
         prev: std::ptr::null(),
+        period: c.period,
+        filter: c.filter,
+        system: c.system,
         ring: vec![(0, 0); c.depth.max(1)],
         head: 0,
         filled: 0,
@@ -354,9 +360,19 @@ fn new_vcpu() -> Box<Vcpu> {
 
 /// The state of vCPU `i`. Each vCPU runs on one thread at a time, so the state is only
 /// touched by that thread (and at exit, after the guest has stopped).
-#[inline]
+#[inline(always)]
 fn vcpu(i: c_uint) -> Option<&'static mut Vcpu> {
     let slot = VCPUS.get(i as usize)?;
+    let p = slot.load(Acquire);
+    if p.is_null() {
+        return vcpu_new(slot);
+    }
+    Some(unsafe { &mut *p })
+}
+
+#[cold]
+#[inline(never)]
+fn vcpu_new(slot: &AtomicPtr<Vcpu>) -> Option<&'static mut Vcpu> {
     let mut p = slot.load(Acquire);
     if p.is_null() {
         let b = Box::into_raw(new_vcpu());
@@ -671,11 +687,7 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
 fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
     let prev = std::mem::replace(&mut v.prev, tb as *const Tb);
     if v.need_ids {
-        refresh_ids(v);
-        if !MAPS_DONE.load(Relaxed) && !cfg().system && !MAPS_DONE.swap(true, AcqRel) {
-            initial_maps(v, tb.start);
-            flush(&mut v.buf);
-        }
+        first_in_thread(v, tb);
     }
     if prev.is_null() {
         return;
@@ -698,7 +710,7 @@ fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
         }
         // In user mode QEMU performs system calls itself and resumes at the next
         // instruction: no branch, as user-only LBR filtering gives on hardware.
-        K_SYSCALL | K_SYSRET => cfg().system,
+        K_SYSCALL | K_SYSRET => v.system,
         _ => true,
     };
     if taken {
@@ -706,14 +718,23 @@ fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn first_in_thread(v: &mut Vcpu, tb: &Tb) {
+    refresh_ids(v);
+    if !MAPS_DONE.load(Relaxed) && !v.system && !MAPS_DONE.swap(true, AcqRel) {
+        initial_maps(v, tb.start);
+        flush(&mut v.buf);
+    }
+}
+
 #[inline(always)]
 fn branch(v: &mut Vcpu, from: u64, to: u64, counting: bool) {
-    let c = cfg();
     let kf = is_kernel(from);
     if counting {
         v.counts.taken[kf as usize] += 1;
     }
-    match c.filter {
+    match v.filter {
         1 if kf || is_kernel(to) => return,
         2 if !kf || !is_kernel(to) => return,
         _ => {}
@@ -726,7 +747,7 @@ fn branch(v: &mut Vcpu, from: u64, to: u64, counting: bool) {
     }
     v.countdown -= 1;
     if v.countdown == 0 {
-        v.countdown = c.period;
+        v.countdown = v.period;
         sample(v, to);
     }
 }
