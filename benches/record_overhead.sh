@@ -6,6 +6,7 @@
 # each), and ratios are printed from medians of this one run. Not a timed test.
 #
 #   benches/record_overhead.sh [ROUNDS] [SIZE]        (defaults: 5 rounds, --size 20)
+# KFDO_BIN=path uses that kfdo binary instead of building target/release/kfdo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-5}"
@@ -23,8 +24,8 @@ if [ ! -x "$bld/speedtest1" ]; then
     -o "$bld/speedtest1.tmp" "$src/test/speedtest1.c" "$bld/sqlite3.c" -lm
   mv "$bld/speedtest1.tmp" "$bld/speedtest1"
 fi
-cargo build --release -q -p kfdo
-kfdo="$PWD/target/release/kfdo"
+if [ -z "${KFDO_BIN:-}" ]; then cargo build --release -q -p kfdo; fi
+kfdo="${KFDO_BIN:-$PWD/target/release/kfdo}"
 exe="$bld/speedtest1"
 args=(--size "$size" --memdb)
 work="$(mktemp -d)"
