@@ -14,3 +14,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod store;
+
+/// The image crate this one renders with, for callers (and tests) that
+/// decode the heat maps or screenshots without a dependency of their own.
+pub use image;

@@ -21,7 +21,10 @@ th { background: #f1f4f7; }
 td.l, th.l { text-align: left; }
 td { white-space: nowrap; }
 td.l { white-space: normal; }
-table.variants td.l code { display: inline-block; max-width: 22em; }
+table.variants td.l { max-width: 16em; }
+table.commands td.l { white-space: normal; }
+table.commands { font-size: 0.85em; }
+.scroll { overflow-x: auto; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.92em; word-break: break-all; }
 tr.better td.verdict, td.better { background: #d4f5d4; color: #0b5d0b; font-weight: 600; }
 tr.worse td.verdict, td.worse { background: #fbd5d5; color: #8a1010; font-weight: 600; }
@@ -58,7 +61,7 @@ fn verdict_text(b: &BenchmarkAnalysis, i: usize) -> String {
 
 fn variants_table(out: &mut String, b: &BenchmarkAnalysis) {
     out.push_str(
-        "<table class=\"variants\"><thead><tr><th class=\"l\">variant</th><th class=\"l\">command</th>\
+        "<table class=\"variants\"><thead><tr><th class=\"l\">variant</th>\
          <th>runs</th><th>mean</th><th>± sd</th><th>median</th><th>CV</th><th>user + sys</th>\
          <th>time vs baseline<br>[95 % CI]</th><th>change</th><th>p (Welch)</th><th class=\"l\">verdict</th></tr></thead><tbody>",
     );
@@ -66,11 +69,9 @@ fn variants_table(out: &mut String, b: &BenchmarkAnalysis) {
         let cls = class_of(b, i);
         let _ = write!(
             out,
-            "<tr class=\"{cls}\"><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}{}</td><td class=\"l\"><code>{}</code></td>",
+            "<tr class=\"{cls}\"><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
             PALETTE[i % PALETTE.len()],
             e(&v.name),
-            v.flags.as_ref().map(|f| format!("<br><code>{}</code>", e(f))).unwrap_or_default(),
-            e(&v.command)
         );
         match &v.wall {
             Some(s) => {
@@ -108,6 +109,20 @@ fn variants_table(out: &mut String, b: &BenchmarkAnalysis) {
                 .push_str("<td>–</td><td></td><td></td><td class=\"l verdict\">too few runs</td>"),
         }
         out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table><table class=\"commands\"><tbody>");
+    for (i, v) in b.variants.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\"><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td class=\"l\"><code>{}</code>{}</td></tr>",
+            PALETTE[i % PALETTE.len()],
+            e(&v.name),
+            e(&v.command),
+            v.flags
+                .as_ref()
+                .map(|f| format!("<br>built with <code>{}</code>", e(f)))
+                .unwrap_or_default()
+        );
     }
     out.push_str("</tbody></table>");
 }

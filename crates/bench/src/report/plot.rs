@@ -67,7 +67,7 @@ pub fn distribution_svg(b: &BenchmarkAnalysis) -> String {
     let mut svg = String::new();
     let _ = write!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="run time distribution of {}" font-family="sans-serif" font-size="12">"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="run time distribution of {}" font-family="sans-serif" font-size="11">"#,
         escape_html(&b.name)
     );
     if all.is_empty() {
@@ -106,7 +106,7 @@ pub fn distribution_svg(b: &BenchmarkAnalysis) -> String {
     for (i, v) in b.variants.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let cy = top + row_h * i as f64 + row_h / 2.0;
-        let label = shorten(&v.name, 26);
+        let label = shorten(&v.name, 24);
         let _ = write!(
             svg,
             r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#222"><title>{}</title>{}</text>"##,

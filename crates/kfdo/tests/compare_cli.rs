@@ -1,0 +1,290 @@
+//! `kfdo compare` end to end with cheap commands: failures name the variant,
+//! the run and the command's stderr; SIGINT keeps finished runs in the store
+//! and the next report shows them; --json writes the verdict.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn kfdo() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kfdo"))
+}
+
+fn stored_runs(db: &Path) -> usize {
+    if !db.exists() {
+        return 0;
+    }
+    let Ok(store) = kfdo_bench::store::Store::open_existing(db) else {
+        return 0;
+    };
+    store
+        .load()
+        .map(|c| {
+            c.benchmarks
+                .iter()
+                .flat_map(|b| b.variants.iter())
+                .map(|v| v.runs.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn failing_command_names_variant_run_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = kfdo()
+        .args(["compare", "--counters", "none", "--runs", "3", "--store"])
+        .arg(&db)
+        .args(["--name", "good", "true", "--name", "broken build"])
+        .arg("echo 'speedtest1: no such table: t1' >&2; exit 4")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("variant 'broken build', warm-up run 1"),
+        "{err}"
+    );
+    assert!(err.contains("exited with status 4"), "{err}");
+    assert!(err.contains("speedtest1: no such table: t1"), "{err}");
+
+    // Without warm-up it is timed run 1, and the good variant's finished run is kept.
+    let out = kfdo()
+        .args([
+            "compare",
+            "--counters",
+            "none",
+            "--warmup",
+            "0",
+            "--runs",
+            "3",
+            "--benchmark",
+            "b2",
+            "--store",
+        ])
+        .arg(&db)
+        .args(["--name", "good", "true", "--name", "crash"])
+        .arg("echo 'Segmentation fault' >&2; kill -SEGV $$")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("variant 'crash', timed run 1"), "{err}");
+    assert!(err.contains("killed by signal 11 (SIGSEGV)"), "{err}");
+    assert!(err.contains("1 finished run(s) are kept"), "{err}");
+}
+
+#[test]
+fn sigint_keeps_finished_runs_and_report_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // Its own process group, signalled as a terminal's Ctrl-C would be:
+    // kfdo and the running command both get SIGINT.
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        kfdo()
+            .args([
+                "compare",
+                "--counters",
+                "none",
+                "--warmup",
+                "0",
+                "--runs",
+                "200",
+                "--benchmark",
+                "sleepy",
+                "--store",
+            ])
+            .arg(&db)
+            .args(["--name", "A", "sleep 0.05", "--name", "B", "sleep 0.06"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let t0 = Instant::now();
+    while stored_runs(&db) < 6 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no runs stored in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling the process group we created.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let out = {
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        let st = child.wait().unwrap();
+        (st, stderr)
+    };
+    assert_eq!(out.0.code(), Some(130), "{}", out.1);
+    assert!(out.1.contains("interrupted"), "{}", out.1);
+    let kept = stored_runs(&db);
+    assert!((6..400).contains(&kept), "{kept} runs kept");
+    assert!(
+        out.1.contains(&format!("{kept} finished run(s) are kept")),
+        "{}",
+        out.1
+    );
+
+    let rep = dir.path().join("rep");
+    let st = kfdo()
+        .args(["report", "--store"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(
+        html.contains(&format!("{kept} timed run(s)")),
+        "report does not count the kept runs"
+    );
+    assert!(
+        html.contains("was interrupted"),
+        "report does not say the session was interrupted"
+    );
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains("| A |") && md.contains("| B |"), "{md}");
+}
+
+#[test]
+fn json_verdict_and_pooling_across_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let json = dir.path().join("v.json");
+    for _ in 0..2 {
+        let out = kfdo()
+            .args([
+                "--quiet",
+                "compare",
+                "--counters",
+                "none",
+                "--runs",
+                "3",
+                "--benchmark",
+                "pool",
+                "--store",
+            ])
+            .arg(&db)
+            .arg("--json")
+            .arg(&json)
+            .args(["--name", "fast", "true", "--name", "slow", "sleep 0.02"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "--quiet printed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let vars = &v["benchmark"]["variants"];
+    assert_eq!(vars[0]["name"], "fast");
+    // Two sessions of three runs each, pooled.
+    assert_eq!(vars[1]["wall"]["n"], 6);
+    let ratio = vars[1]["vs_baseline"]["ratio"]["estimate"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        ratio > 1.5,
+        "sleep 0.02 should be much slower than true: {ratio}"
+    );
+    assert_eq!(vars[1]["vs_baseline"]["significant"], true);
+
+    // A name reused for another command is refused, not mixed in.
+    let out = kfdo()
+        .args([
+            "compare",
+            "--counters",
+            "none",
+            "--runs",
+            "1",
+            "--benchmark",
+            "pool",
+            "--store",
+        ])
+        .arg(&db)
+        .args(["--name", "fast", "sleep 0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already has a variant 'fast'"));
+}
+
+#[test]
+fn adaptive_run_count_stops_at_target_or_max() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let json = dir.path().join("v.json");
+    // A generous target on near-identical commands: stops at the minimum.
+    let out = kfdo()
+        .args([
+            "compare",
+            "--counters",
+            "none",
+            "--ci-target",
+            "50",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "20",
+            "--store",
+        ])
+        .arg(&db)
+        .arg("--json")
+        .arg(&json)
+        .args(["sleep 0.01", "sleep 0.012"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["ending"], "TargetReached");
+    assert_eq!(v["benchmark"]["variants"][0]["wall"]["n"], 3);
+
+    // An impossible target stops at --max-runs and says so.
+    let out = kfdo()
+        .args([
+            "compare",
+            "--counters",
+            "none",
+            "--ci-target",
+            "0.0001",
+            "--max-runs",
+            "4",
+            "--benchmark",
+            "tight",
+            "--store",
+        ])
+        .arg(&db)
+        .arg("--json")
+        .arg(&json)
+        .args(["true", "sleep 0.001"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["benchmark"]["variants"][1]["wall"]["n"], 4);
+    assert!(v["ending"]["TargetMissed"].is_object(), "{}", v["ending"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("target was not reached"));
+}

@@ -1,0 +1,287 @@
+//! `kfdo heatmap` on a perf.data recorded here: a program with one hot
+//! function for the first part of its run and a warm one after it, far apart
+//! in its text. The picture's darkest rows must be the address ranges of the
+//! two hottest functions in `perf report --stdio`, each dark in its own part
+//! of the time axis.
+
+use std::path::Path;
+use std::process::Command;
+
+use kfdo_bench::image;
+
+const PROGRAM: &str = r#"
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+static volatile uint64_t sink;
+/* 16 KiB of padding between functions, so their bands are far apart. */
+#define PAD(n) __attribute__((noinline)) void pad##n(void) { __asm__ volatile(".skip 16384, 0x90"); }
+PAD(0)
+__attribute__((noinline)) uint64_t hot_alpha(uint64_t n) {
+  uint64_t x = sink; for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ull + i; return x; }
+PAD(1) PAD(2) PAD(3)
+__attribute__((noinline)) uint64_t warm_beta(uint64_t n) {
+  uint64_t x = sink; for (uint64_t i = 0; i < n; i++) x ^= (x << 13) + i; return x; }
+PAD(4)
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+int main(int argc, char **argv) {
+  double a = atof(argv[1]), b = atof(argv[2]), t0 = now();
+  while (now() - t0 < a) for (int k = 0; k < 50; k++) sink += hot_alpha(100000);
+  t0 = now();
+  while (now() - t0 < b) for (int k = 0; k < 50; k++) sink += warm_beta(100000);
+  return 0;
+}
+"#;
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// (symbol, percent) of user-space symbols, hottest first, from `perf report --stdio`.
+fn perf_report_top(perf_data: &Path) -> Vec<(String, f64)> {
+    let text = run(
+        Command::new("perf")
+            .args(["report", "--stdio", "--sort", "symbol", "-i"])
+            .arg(perf_data),
+        "perf report",
+    );
+    text.lines()
+        .filter(|l| !l.starts_with('#') && l.contains("[.]"))
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let pct = it.next()?.trim_end_matches('%').parse::<f64>().ok()?;
+            it.next(); // [.]
+            Some((it.next()?.to_string(), pct))
+        })
+        .collect()
+}
+
+/// (address, size) of a symbol from `nm -S`.
+fn nm_symbol(bin: &Path, name: &str) -> (u64, u64) {
+    let text = run(Command::new("nm").arg("-S").arg(bin), "nm");
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 4 && f[3] == name {
+            return (
+                u64::from_str_radix(f[0], 16).unwrap(),
+                u64::from_str_radix(f[1], 16).unwrap(),
+            );
+        }
+    }
+    panic!("{name} not in nm output");
+}
+
+#[test]
+fn hot_band_matches_perf_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("hot.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let bin = dir.path().join("hot");
+    run(
+        Command::new("clang-19")
+            .args(["-O1", "-g", "-o"])
+            .arg(&bin)
+            .arg(&src),
+        "clang-19",
+    );
+    let perf_data = dir.path().join("perf.data");
+    run(
+        Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-F", "2000", "-o"])
+            .arg(&perf_data)
+            .arg("--")
+            .arg(&bin)
+            .args(["0.5", "0.25"]),
+        "perf record -e cpu-clock",
+    );
+
+    let top = perf_report_top(&perf_data);
+    assert!(top.len() >= 2, "perf report: {top:?}");
+    assert_eq!(top[0].0, "hot_alpha", "perf report: {top:?}");
+    assert_eq!(top[1].0, "warm_beta", "perf report: {top:?}");
+
+    let png = dir.path().join("heat.png");
+    let json = dir.path().join("heat.json");
+    let out = run(
+        Command::new(env!("CARGO_BIN_EXE_kfdo"))
+            .args(["heatmap", "--binary"])
+            .arg(&bin)
+            .arg(&perf_data)
+            .arg("-o")
+            .arg(&png)
+            .arg("--json")
+            .arg(&json),
+        "kfdo heatmap",
+    );
+    eprintln!("{out}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Our hottest functions are perf's, in the same order and close in share.
+    let funcs = s["functions"].as_array().unwrap();
+    let in_text = s["samples_in_text"].as_f64().unwrap();
+    for (i, (name, pct)) in top.iter().take(2).enumerate() {
+        assert_eq!(funcs[i]["name"], name.as_str());
+        let ours = 100.0 * funcs[i]["samples"].as_f64().unwrap() / in_text;
+        // perf's percentages count all samples (vdso, kernel); ours only the text.
+        assert!(
+            ours >= pct - 1.0,
+            "{name}: {ours:.1} % here, {pct:.1} % in perf report"
+        );
+    }
+
+    // The picture: the darkest rows are those functions' address ranges.
+    let img = image::open(&png).unwrap().to_rgb8();
+    let geo = &s["geometry"];
+    let (cell_h, ab) = (
+        geo["cell_h"].as_u64().unwrap() as u32,
+        s["address_buckets"].as_u64().unwrap() as u32,
+    );
+    let (lo, hi) = (
+        s["text_lo"].as_u64().unwrap(),
+        s["text_hi"].as_u64().unwrap(),
+    );
+    assert_eq!(img.height(), cell_h * ab);
+    let darkness = |x: u32, y: u32| {
+        let p = img.get_pixel(x, y);
+        765 - (p[0] as u32 + p[1] as u32 + p[2] as u32)
+    };
+    let rows: Vec<u64> = (0..img.height())
+        .map(|y| (0..img.width()).map(|x| darkness(x, y) as u64).sum())
+        .collect();
+    // Address range of pixel row y (row 0 is the top: the highest addresses).
+    let range_of = |y: u32| {
+        let bucket = (ab - 1 - y / cell_h) as u128;
+        let span = (hi - lo) as u128;
+        (
+            lo + (span * bucket / ab as u128) as u64,
+            lo + (span * (bucket + 1) / ab as u128) as u64,
+        )
+    };
+    let overlaps = |(a, b): (u64, u64), (f, n): (u64, u64)| a < f + n && f < b;
+    let mut order: Vec<u32> = (0..img.height()).collect();
+    order.sort_by_key(|&y| std::cmp::Reverse(rows[y as usize]));
+    let alpha = nm_symbol(&bin, "hot_alpha");
+    let beta = nm_symbol(&bin, "warm_beta");
+    let first = order[0];
+    assert!(
+        overlaps(range_of(first), alpha),
+        "darkest row {first} covers {:x?}, hot_alpha is {alpha:x?}",
+        range_of(first)
+    );
+    // The next band that is not hot_alpha's is warm_beta's.
+    let second = *order
+        .iter()
+        .find(|&&y| !overlaps(range_of(y), alpha))
+        .unwrap();
+    assert!(
+        overlaps(range_of(second), beta),
+        "second band row {second} covers {:x?}, warm_beta is {beta:x?}",
+        range_of(second)
+    );
+    // x is time: hot_alpha ran in the first two thirds, warm_beta after it.
+    let dark_cols = |y: u32| -> (u32, u32) {
+        let cols: Vec<u32> = (0..img.width()).filter(|&x| darkness(x, y) > 0).collect();
+        (*cols.first().unwrap(), *cols.last().unwrap())
+    };
+    let (a0, a1) = dark_cols(first);
+    let (b0, b1) = dark_cols(second);
+    assert!(
+        a1 < b0 + img.width() / 20,
+        "hot_alpha's band ({a0}..{a1}) should end before warm_beta's begins ({b0}..{b1})"
+    );
+    assert!(
+        b1 > img.width() * 9 / 10,
+        "warm_beta's band should reach the end of time ({b1} of {})",
+        img.width()
+    );
+
+    // Two tight loops: the hot text span is a few cache lines.
+    let span = s["hot_text_bytes"].as_u64().unwrap();
+    assert!((64..=512).contains(&span), "hot text span {span} bytes");
+    assert!(png.with_extension("svg").exists());
+    let _ = std::fs::copy(
+        &png,
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("heatmap_perf.png"),
+    );
+}
+
+#[test]
+fn mismatched_or_absent_binary_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("hot.c");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let bin = dir.path().join("hot");
+    run(
+        Command::new("clang-19")
+            .args(["-O1", "-o"])
+            .arg(&bin)
+            .arg(&src),
+        "clang-19",
+    );
+    let perf_data = dir.path().join("perf.data");
+    run(
+        Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-o"])
+            .arg(&perf_data)
+            .arg("--")
+            .arg(&bin)
+            .args(["0.05", "0.05"]),
+        "perf record",
+    );
+    // A different program: none of the samples are in it.
+    let other = dir.path().join("other");
+    let other_src = dir.path().join("other.c");
+    std::fs::write(&other_src, "int main(void) { return 0; }\n").unwrap();
+    run(
+        Command::new("clang-19")
+            .arg("-o")
+            .arg(&other)
+            .arg(&other_src),
+        "clang-19",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kfdo"))
+        .args(["heatmap", "--binary"])
+        .arg(&other)
+        .arg(&perf_data)
+        .arg("-o")
+        .arg(dir.path().join("x.png"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no sample falls in"), "{err}");
+    assert!(
+        !dir.path().join("x.png").exists(),
+        "no partial output on error"
+    );
+
+    // Same path, rebuilt differently: the recorded build-id no longer matches.
+    run(
+        Command::new("clang-19")
+            .args(["-O2", "-DREBUILT", "-o"])
+            .arg(&bin)
+            .arg(&src),
+        "clang-19",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kfdo"))
+        .args(["heatmap", "--binary"])
+        .arg(&bin)
+        .arg(&perf_data)
+        .arg("-o")
+        .arg(dir.path().join("y.png"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("build-id"), "{err}");
+}
