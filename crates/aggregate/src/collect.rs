@@ -99,11 +99,13 @@ fn event<'a>(r: Record<'a>) -> Event<'a> {
     }
 }
 
-/// Pass 1 state: mappings in stream order, with sample ordinals as positions.
+/// Pass 1 state: mappings in stream order, keyed by the byte offset of their record.
 struct Mappings<'t> {
     target: &'t TargetBinary,
     spaces: SpaceBuilder,
+    /// Byte offset of the record being read: the position mapping changes take effect at.
     pos: u64,
+    samples: u64,
     mismatch: Option<(String, Vec<u8>)>,
     stats: CollectStats,
 }
@@ -114,6 +116,7 @@ impl<'t> Mappings<'t> {
             target,
             spaces: SpaceBuilder::default(),
             pos: 0,
+            samples: 0,
             mismatch: None,
             stats: CollectStats {
                 input: input.display().to_string(),
@@ -165,7 +168,7 @@ impl<'t> Mappings<'t> {
 
     fn finish(self, path: &Path) -> Result<(Spaces, CollectStats), AggregateError> {
         let mut stats = self.stats;
-        stats.samples = self.pos;
+        stats.samples = self.samples;
         let spaces = self.spaces.build();
         if !spaces.mapped_anywhere() {
             return Err(not_mapped(path, self.target, &stats, self.mismatch));
@@ -228,12 +231,13 @@ pub fn collect_perf_data(
 
     let n_chunks = rayon::current_num_threads().max(1) * 4;
     let mut m = Mappings::new(target, path);
-    let mut chunk_base = Vec::new();
-    for chunk in data.record_chunks(n_chunks) {
-        chunk_base.push(m.pos);
-        for rec in chunk {
-            match event(rec?) {
-                Event::Sample { .. } => m.pos += 1,
+    for mut chunk in data.record_chunks(n_chunks) {
+        let mut released = chunk.position();
+        while let Some(rec) = chunk.next_with_offset() {
+            let (offset, rec) = rec?;
+            m.pos = offset;
+            match event(rec) {
+                Event::Sample { .. } => m.samples += 1,
                 Event::Mmap {
                     pid,
                     start,
@@ -251,24 +255,29 @@ pub fn collect_perf_data(
                     build_id.or_else(|| id_of(filename)),
                     exec,
                 ),
-                Event::Fork { parent, child } => m.spaces.fork(m.pos, parent, child),
-                Event::Exec { pid } => m.spaces.exec(m.pos, pid),
+                Event::Fork { parent, child } => m.spaces.fork(offset, parent, child),
+                Event::Exec { pid } => m.spaces.exec(offset, pid),
                 Event::Other => {}
             }
+            if offset - released >= RELEASE_EVERY {
+                data.release(released, offset);
+                released = offset;
+            }
         }
+        data.release(released, chunk.position());
     }
     let (spaces, stats) = m.finish(path)?;
 
     let parts: Vec<_> = data
         .record_chunks(n_chunks)
         .into_par_iter()
-        .zip(chunk_base.into_par_iter())
-        .map(|(chunk, base)| {
+        .map(|mut chunk| {
             let mut raw = RawProfile::default();
             let mut c = Counts::default();
-            let mut ordinal = base;
-            for rec in chunk {
-                if let Event::Sample { pid, ip, branches } = event(rec?) {
+            let mut released = chunk.position();
+            while let Some(rec) = chunk.next_with_offset() {
+                let (offset, rec) = rec?;
+                if let Event::Sample { pid, ip, branches } = event(rec) {
                     let entries = branches.iter().map(|e| (e.from, e.to));
                     count_sample(
                         &mut raw,
@@ -276,14 +285,18 @@ pub fn collect_perf_data(
                         code,
                         &spaces,
                         opts,
-                        ordinal,
+                        offset,
                         Some(pid),
                         ip,
                         entries,
                     );
-                    ordinal += 1;
+                }
+                if offset - released >= RELEASE_EVERY {
+                    data.release(released, offset);
+                    released = offset;
                 }
             }
+            data.release(released, chunk.position());
             Ok((raw, c))
         })
         .collect();
@@ -298,19 +311,30 @@ pub fn collect_perf_script(
     opts: &CollectOptions,
 ) -> Result<(RawProfile, CollectStats), AggregateError> {
     let file = ScriptFile::open(path)?;
-    let n_chunks = rayon::current_num_threads().max(1) * 4;
+    let text = file.as_bytes();
+    // Pass 1 reads only the mapping lines, found with a vectorized search;
+    // a position is the byte offset of the line.
     let mut m = Mappings::new(target, path);
-    let mut chunk_base = Vec::new();
-    let mut any_branches = false;
-    for mut chunk in file.script_chunks(n_chunks) {
-        chunk_base.push(m.pos);
-        while let Some(item) = chunk.next_item() {
-            match item? {
-                ScriptItem::Sample { branches, .. } => {
-                    any_branches |= !branches.is_empty();
-                    m.pos += 1;
-                }
-                ScriptItem::Mmap(mm) => {
+    let finder = memchr::memmem::Finder::new(b"PERF_RECORD_MMAP");
+    // Scan block by block, handing each block's pages back before the next.
+    let mut block = 0usize;
+    while block < text.len() {
+        let end_block = (block + RELEASE_EVERY as usize).min(text.len());
+        // Let a match start in this block and run past its end.
+        let search_end = (end_block + 32).min(text.len());
+        for hit in finder
+            .find_iter(&text[block..search_end])
+            .map(|i| block + i)
+            .filter(|&i| i < end_block)
+        {
+            let start = memchr::memrchr(b'\n', &text[..hit]).map_or(0, |i| i + 1);
+            let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i + 1);
+            let mut reader = kfdo_perf::ScriptReader::new(path, &text[start..end]);
+            if let Some(item) = reader.next_item() {
+                if let ScriptItem::Mmap(mm) =
+                    item.map_err(|e| AggregateError::Input(at_line(e, text, start)))?
+                {
+                    m.pos = start as u64;
                     let exec = mm.is_executable();
                     m.mmap(
                         mm.pid,
@@ -324,16 +348,12 @@ pub fn collect_perf_script(
                 }
             }
         }
+        file.release(block as u64, end_block as u64);
+        block = end_block;
     }
-    if m.pos > 0 && opts.mode == SampleMode::Lbr && !any_branches {
-        return Err(AggregateError::Input(format!(
-            "{}: no sample line has a branch stack; print them with `perf script -F ip,brstack` \
-             from a recording made with branch sampling, or convert the IPs alone with --ip-only",
-            path.display()
-        )));
-    }
+    file.release(0, text.len() as u64);
     let no_mmaps = m.stats.mapped_files.is_empty();
-    let (spaces, stats) = match m.finish(path) {
+    let (spaces, mut stats) = match m.finish(path) {
         Ok(x) => x,
         // Like llvm-profgen: without mmap lines, assume the binary ran at its
         // preferred address (right for non-PIE executables and the kernel).
@@ -347,31 +367,68 @@ pub fn collect_perf_script(
         Err(e) => return Err(e),
     };
 
+    let n_chunks = rayon::current_num_threads().max(1) * 4;
     let parts: Vec<_> = file
         .script_chunks(n_chunks)
         .into_par_iter()
-        .zip(chunk_base.into_par_iter())
-        .map(|(mut chunk, base)| {
+        .map(|mut chunk| {
             let mut raw = RawProfile::default();
             let mut c = Counts::default();
-            let mut ordinal = base;
-            while let Some(item) = chunk.next_item() {
+            let mut released = chunk.position();
+            loop {
+                let pos = chunk.position();
+                let Some(item) = chunk.next_item() else { break };
                 if let ScriptItem::Sample { pid, ip, branches } = item? {
+                    c.samples += 1;
+                    c.any_branches |= !branches.is_empty();
                     let entries = branches.iter().map(|e| (e.from, e.to));
-                    count_sample(
-                        &mut raw, &mut c, code, &spaces, opts, ordinal, pid, ip, entries,
-                    );
-                    ordinal += 1;
+                    count_sample(&mut raw, &mut c, code, &spaces, opts, pos, pid, ip, entries);
+                }
+                if pos - released >= RELEASE_EVERY {
+                    file.release(released, pos);
+                    released = pos;
                 }
             }
+            file.release(released, chunk.position());
             Ok((raw, c))
         })
         .collect();
-    combine(parts, stats, path, target, code, opts)
+    let parts: Vec<(RawProfile, Counts)> =
+        parts.into_iter().collect::<Result<_, AggregateError>>()?;
+    stats.samples = parts.iter().map(|(_, c)| c.samples).sum();
+    if stats.samples > 0
+        && opts.mode == SampleMode::Lbr
+        && !parts.iter().any(|(_, c)| c.any_branches)
+    {
+        return Err(AggregateError::Input(format!(
+            "{}: no sample line has a branch stack; print them with `perf script -F ip,brstack` \
+             from a recording made with branch sampling, or convert the IPs alone with --ip-only",
+            path.display()
+        )));
+    }
+    combine(
+        parts.into_iter().map(Ok).collect(),
+        stats,
+        path,
+        target,
+        code,
+        opts,
+    )
 }
+
+/// Mapping lines are parsed one at a time; give their errors the file's line number.
+fn at_line(e: kfdo_perf::PerfError, text: &[u8], start: usize) -> String {
+    let line = memchr::memchr_iter(b'\n', &text[..start]).count() + 1;
+    e.to_string().replacen(":1:", &format!(":{line}:"), 1)
+}
+
+/// How many input bytes a streaming pass reads before handing their pages back.
+const RELEASE_EVERY: u64 = 32 << 20;
 
 #[derive(Default)]
 struct Counts {
+    samples: u64,
+    any_branches: bool,
     used: u64,
     in_binary: u64,
     records: u64,
@@ -385,7 +442,7 @@ fn count_sample(
     code: &CodeMap,
     spaces: &Spaces,
     opts: &CollectOptions,
-    ordinal: u64,
+    pos: u64,
     pid: Option<u32>,
     ip: u64,
     entries: impl ExactSizeIterator<Item = (u64, u64)>,
@@ -395,7 +452,7 @@ fn count_sample(
             return;
         }
     }
-    let view = spaces.view(pid.unwrap_or(ANY_PID), ordinal);
+    let view = spaces.view(pid.unwrap_or(ANY_PID), pos);
     if view.is_empty() {
         return;
     }

@@ -37,6 +37,33 @@ impl Bytes {
         Ok(Bytes::Map(map))
     }
 
+    /// The caller is done with `bytes[start..end]`: drop those pages from this
+    /// process's resident set (they stay in the page cache, and reading them
+    /// again faults them back in unchanged, since the map is a read-only file
+    /// mapping). In-memory bytes are left alone. Lets a streaming reader keep
+    /// its resident memory flat however large the input.
+    pub(crate) fn release(&self, start: u64, end: u64) {
+        #[cfg(unix)]
+        if let Bytes::Map(m) = self {
+            let page = 4096u64;
+            let s = start.div_ceil(page) * page;
+            let e = end.min(m.len() as u64) / page * page;
+            if e > s {
+                // SAFETY: DontNeed on a read-only file mapping discards nothing: the
+                // pages are clean and are re-read from the file on the next access.
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        s as usize,
+                        (e - s) as usize,
+                    )
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
+    }
+
     pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             Bytes::Map(m) => m,

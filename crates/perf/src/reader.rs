@@ -382,6 +382,13 @@ impl PerfData {
         (self.data.1 - self.data.0) as u64
     }
 
+    /// Done with file bytes `[start, end)` for now (offsets as in
+    /// [`RecordIter::next_with_offset`]): their pages leave this process's resident
+    /// memory. A hint for streaming consumers of large files; the bytes stay valid.
+    pub fn release(&self, start: u64, end: u64) {
+        self.bytes.release(start, end)
+    }
+
     /// The whole file's bytes.
     pub fn as_bytes(&self) -> &[u8] {
         self.bytes.as_slice()
@@ -446,12 +453,19 @@ impl PerfData {
         let total = end - start;
         let mut cuts = vec![start];
         let mut pos = start;
+        // Hopping over the headers touches every page; hand them back as we go
+        // so that finding the cuts does not make the whole file resident.
+        let mut released = start;
         for k in 1..n {
             let target = start + ((total as u128 * k as u128) / n as u128) as usize;
             while pos < target {
                 match frame(b, pos, end) {
                     Ok(Some((_, _, _, len))) => pos += len,
                     _ => break,
+                }
+                if pos - released >= 32 << 20 {
+                    self.release(released as u64, pos as u64);
+                    released = pos;
                 }
             }
             if pos >= target && pos < end && pos > *cuts.last().unwrap_or(&start) {
@@ -460,6 +474,7 @@ impl PerfData {
                 break; // framing error or end
             }
         }
+        self.release(released as u64, pos as u64);
         cuts.push(end);
         cuts.windows(2)
             .map(|w| RecordIter {

