@@ -376,8 +376,14 @@ impl Source for Cachegrind {
             "--".into(),
         ];
         full.extend(argv.iter().cloned());
-        let (status, stderr) = run_capturing(&full)?;
+        let (status, mut stderr) = run_capturing(&full)?;
         if !status.success() {
+            if stderr.contains("debuginfo reader") {
+                stderr.push_str(
+                    "\n(valgrind cannot read this binary's debug info: older valgrind (3.19 in Debian 12) \
+                     does not read DWARF 5, clang's default; build with -gdwarf-4 or without -g)",
+                );
+            }
             return Err(CounterError::Failed {
                 variant: variant.into(),
                 source_name: "cachegrind",
@@ -450,6 +456,30 @@ mod tests {
         assert_eq!(get("branch mispredictions"), 16.0);
         assert!(c.iter().all(|x| x.source == "cachegrind"));
         assert!(parse_cachegrind_summary("events: Ir\n").is_err());
+    }
+
+    #[test]
+    fn auto_never_fails_and_says_why_it_fell_back() {
+        let (src, notes) = select(Choice::Auto).unwrap();
+        match PerfStat::probe() {
+            // A machine with a PMU: hardware counters, nothing to explain.
+            Ok(_) => assert_eq!(src.unwrap().name(), "perf stat"),
+            // Without one (this project's VMs): the reason is given, and
+            // cachegrind (or nothing) is used instead.
+            Err(why) => {
+                assert!(
+                    why.contains("not supported")
+                        || why.contains("fails")
+                        || why.contains("not installed"),
+                    "{why}"
+                );
+                assert_eq!(notes[0], why);
+                if let Some(s) = src {
+                    assert_eq!(s.name(), "cachegrind");
+                }
+                assert!(select(Choice::Perf).is_err());
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,32 @@
 //! time x address heat maps.
 //!
 //! Layers look down only: `stats` knows nothing of processes, `runner` nothing
-//! of SQLite, `report` reads only what `store` gives it.
+//! of SQLite, `report` reads only what `store` gives it, `heatmap` is pure
+//! except for `heatmap::input`, which reads perf.data (kfdo-perf) and ELF
+//! (kfdo-elf).
+//!
+//! # How a verdict is made
+//!
+//! - Each command runs `--warmup` times untimed, then timed runs are
+//!   interleaved in rounds whose starting variant rotates (A B, B A, A B, ...),
+//!   so drift (thermal, frequency, other load) and order effects hit every
+//!   variant alike. Wall-clock time per run is the measure; user and system
+//!   CPU time come from `getrusage(RUSAGE_CHILDREN)`.
+//! - Per variant: mean, median, sample standard deviation, CV, quartiles.
+//! - Per variant against the baseline (the first): the ratio of means with a
+//!   95 % percentile-bootstrap interval (10,000 resamples, seeded from the data
+//!   so a report is reproducible), Welch's t-test p-value (Student's t from
+//!   statrs), and mmtests' mark (`*` / `**`: Welch rejects at 5 % / 1 % with
+//!   the degrees of freedom rounded down). "Significant" needs both the test
+//!   to reject and the interval to exclude 1; in seeded A/A simulations this
+//!   is called in 3.7-4.8 % of trials (see `stats::tests`).
+//! - Adaptive run count (`StopRule::Adaptive`): after each round, stop when
+//!   every ratio's interval is within ±target %, between min and max runs.
+//! - Across benchmarks: the geometric mean of the ratios, per variant name.
+//! - Warnings say what to change: outliers (modified Z-score > 3.5), a slow
+//!   cold first run, high CV, too few runs, too-short runs, a frequency
+//!   governor other than `performance`, turbo, load average, and other
+//!   processes' CPU time measured from /proc/stat during the runs.
 
 pub mod analysis;
 pub mod counters;

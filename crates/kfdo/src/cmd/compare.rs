@@ -314,7 +314,16 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
                 );
                 return Ok(130);
             }
-            g.info(format!("counting '{}' with {}", v.name, src.name()));
+            g.info(format!(
+                "counting '{}' with {}{}",
+                v.name,
+                src.name(),
+                if src.name() == "cachegrind" {
+                    " (one run, 20-50x slower than native; --counters none skips it)"
+                } else {
+                    ""
+                }
+            ));
             match src.measure(&v.name, &plan.shell.argv(&v.command)) {
                 Ok(cs) => store.add_counters(session, ids[i], &cs)?,
                 Err(e) => {
