@@ -1,21 +1,13 @@
 //! Function names as the compiler will look them up.
 
-/// LLVM's `getCanonicalFnName` with the default "selected" policy: strip the
-/// `.llvm.N` (ThinLTO promotion) and `.part.N` (partial inlining) suffixes a
-/// compiler adds after the fact, but keep `.__uniq.N` (from
-/// `-funique-internal-linkage-names`), which is part of the source-level name
-/// the profile is matched with. A suffix is stripped only when it is the last
-/// dotted component, so `foo.llvm.1.bar` stays as it is.
+/// The name the compiler will look the function up by: LLVM's
+/// `getCanonicalFnName` ("selected" policy), implemented once in `kfdo-elf`
+/// beside the symbolizer that produces the names: `.llvm.N` and `.part.N`
+/// are stripped, `.__uniq.N` is kept.
 pub fn canonical_name(name: &str) -> &str {
-    let mut cand = name;
-    for suffix in [".llvm.", ".part."] {
-        if let Some(at) = cand.rfind(suffix) {
-            if cand.rfind('.') == Some(at + suffix.len() - 1) {
-                cand = &cand[..at];
-            }
-        }
-    }
-    cand
+    let bytes = kfdo_elf::canonical_fn_name(name.as_bytes());
+    // A prefix cut at an ASCII '.' of valid UTF-8 is valid UTF-8.
+    std::str::from_utf8(bytes).unwrap_or(name)
 }
 
 #[cfg(test)]
