@@ -25,7 +25,9 @@ mod system;
 mod user;
 
 pub use counters::{CacheModel, Counters, CountersFile, DomainCounts};
-pub use system::{record_system, Filter, SystemConfig, SystemOutcome};
+pub use system::{
+    kernel_command_line, record_system, Filter, KernelElf, SystemConfig, SystemOutcome,
+};
 pub use user::record_user;
 
 use std::ffi::OsString;

@@ -150,11 +150,18 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
                     .and_then(|e| e.as_ref())
                     .and_then(|e| e.build_id.clone())
                     .or_else(|| {
+                        if m.path.starts_with(b"[") {
+                            return None;
+                        }
                         ElfInfo::read(Path::new(std::ffi::OsStr::new(&path)))
                             .and_then(|e| e.build_id)
                     });
                 let kernel = inp.system && m.start >= 0xffff_8000_0000_0000;
-                w.write_mmap2(&OwnedMmap {
+                // The kernel image, as perf writes it: an MMAP (not MMAP2) for pid -1 named
+                // `[kernel.kallsyms]_text`, pgoff = runtime address of `_text`; its build-id
+                // entry is named `[kernel.kallsyms]`.
+                let kmap = kernel && m.path.starts_with(b"[kernel.kallsyms]");
+                let mm = OwnedMmap {
                     pid: m.pid as u32,
                     tid: m.tid as u32,
                     start: m.start,
@@ -169,16 +176,25 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
                     ino: m.ino,
                     ino_generation: 0,
                     misc: if kernel { misc::KERNEL } else { misc::USER },
-                    is_mmap2: true,
+                    is_mmap2: !kmap,
                     time: *t,
-                })?;
+                };
+                if kmap {
+                    w.write_mmap(&mm)?;
+                } else {
+                    w.write_mmap2(&mm)?;
+                }
                 if let Some(b) = bid {
                     if ids.insert((m.pid, m.path.clone())) {
                         w.add_build_id(BuildIdEntry {
                             pid: m.pid,
                             misc: if kernel { misc::KERNEL } else { misc::USER },
                             build_id: b,
-                            filename: path,
+                            filename: if kmap {
+                                "[kernel.kallsyms]".to_string()
+                            } else {
+                                path
+                            },
                         });
                     }
                 }

@@ -1,8 +1,18 @@
 //! System mode: boot a kernel under `qemu-system-x86_64` with the plugin and write kernel
 //! samples with a `[kernel.kallsyms]` mapping.
 
+use crate::counters::{Counters, ProcessCounters};
+use crate::maps::{ElfInfo, Map};
+use crate::plugin::{qemu_opt_escape, PluginFile};
+use crate::stream::{Event, Stream, Tail};
+use crate::user::Capture;
 use crate::{CacheModel, CountersFile, Error};
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Which branches to keep (by privilege: kernel = upper half of the address space).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,10 +66,418 @@ pub struct SystemOutcome {
     pub output: PathBuf,
     pub counters: Option<CountersFile>,
     pub warnings: Vec<String>,
+    /// Runtime address of `_text` (the `[kernel.kallsyms]_text` mapping), when kernel
+    /// branches were recorded.
+    pub kernel_text: Option<u64>,
+    /// Runtime minus link-time `_text` (the KASLR shift; 0 with `nokaslr`).
+    pub kaslr_offset: Option<u64>,
+    /// QEMU's exit code (None when a signal ended it).
+    pub exit_status: Option<i32>,
+    /// Wall time of the run.
+    pub elapsed: Duration,
 }
 
-pub fn record_system(_cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
-    Err(Error::Config(
-        "--emulated-kernel is not implemented yet".into(),
-    ))
+/// x86-64 KASLR moves the kernel by a multiple of CONFIG_PHYSICAL_ALIGN (2 MiB by default).
+const KASLR_ALIGN: u64 = 2 << 20;
+const KERNEL_HALF: u64 = 0xffff_8000_0000_0000;
+/// `_text` of an x86-64 kernel linked at the default address (no KASLR shift).
+const DEFAULT_TEXT: u64 = 0xffff_ffff_8100_0000;
+
+/// Boots `cfg.kernel` under `qemu-system-x86_64` (TCG) with the vLBR plugin in system mode
+/// and writes a perf.data whose kernel samples come with a `[kernel.kallsyms]_text` MMAP
+/// (pid -1, start = pgoff = runtime `_text`), as `perf record -a` writes it, and a
+/// `[kernel.kallsyms]` build-id when `cfg.vmlinux` is given.
+///
+/// The guest's serial console is this process's stdout; the run ends when the guest powers
+/// off (or reboots: QEMU runs with `-no-reboot`; the command line carries `panic=-1`), or
+/// after `cfg.timeout_s` seconds (QEMU is then sent SIGTERM and what was recorded is kept,
+/// with a warning).
+///
+/// KASLR: the runtime `_text` is found from the recorded kernel addresses: the lowest one,
+/// rounded down to 2 MiB (x86-64 KASLR shifts by multiples of 2 MiB), relative to the
+/// link-time `_text` of `cfg.vmlinux` when given. With a vmlinux, every recorded kernel
+/// address must then fall inside `[_text, _end)`, else the run is refused (wrong vmlinux).
+pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
+    if cfg.period == 0 {
+        return Err(Error::Config("the period must be at least 1".into()));
+    }
+    if cfg.depth == 0 || cfg.depth > 1024 {
+        return Err(Error::Config(
+            "the branch stack depth must be 1..=1024".into(),
+        ));
+    }
+    cfg.cache.validate().map_err(Error::Config)?;
+    for (what, p) in [
+        ("kernel", Some(&cfg.kernel)),
+        ("initrd", cfg.initrd.as_ref()),
+    ] {
+        if let Some(p) = p {
+            if !p.is_file() {
+                return Err(Error::Program {
+                    program: p.display().to_string(),
+                    what: format!("no such {what} file"),
+                });
+            }
+        }
+    }
+    let vmlinux = match &cfg.vmlinux {
+        Some(p) => Some(KernelElf::read(p)?),
+        None => None,
+    };
+    let qemu = cfg
+        .qemu
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("qemu-system-x86_64"));
+    let work = tempfile::Builder::new()
+        .prefix("kfdo-vlbr-")
+        .tempdir()
+        .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
+    let plugin = PluginFile::write_into(work.path())
+        .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
+    let stream_path = work.path().join("capture.vlbr");
+
+    let mut popt: Vec<u8> = plugin.path().as_os_str().as_bytes().to_vec();
+    let mut kv = |k: &str, v: &[u8]| {
+        popt.push(b',');
+        popt.extend_from_slice(k.as_bytes());
+        popt.push(b'=');
+        popt.extend_from_slice(&qemu_opt_escape(v));
+    };
+    kv("out", stream_path.as_os_str().as_bytes());
+    kv("period", cfg.period.to_string().as_bytes());
+    kv("depth", cfg.depth.to_string().as_bytes());
+    kv(
+        "filter",
+        match cfg.filter {
+            Filter::All => b"all",
+            Filter::User => b"user",
+            Filter::Kernel => b"kernel",
+        },
+    );
+    if cfg.counters.is_some() {
+        kv("counters", b"on");
+        for a in cfg.cache.plugin_args() {
+            let (k, v) = a.split_once('=').unwrap();
+            kv(k, v.as_bytes());
+        }
+    }
+    let append = kernel_command_line(cfg.append.as_deref());
+
+    let mut cmd = Command::new(&qemu);
+    cmd.args(["-nographic", "-no-reboot", "-accel", "tcg", "-smp", "1"])
+        .arg("-m")
+        .arg(cfg.memory_mb.to_string())
+        .arg("-kernel")
+        .arg(&cfg.kernel);
+    if let Some(i) = &cfg.initrd {
+        cmd.arg("-initrd").arg(i);
+    }
+    cmd.arg("-append")
+        .arg(&append)
+        .arg("-plugin")
+        .arg(OsString::from_vec(popt))
+        .stdin(Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|source| Error::Qemu {
+        qemu: qemu.display().to_string(),
+        source,
+    })?;
+    let mut warnings = Vec::new();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => {}
+            Err(e) => return Err(Error::io("waiting for QEMU", e)),
+        }
+        if !timed_out && started.elapsed() > Duration::from_secs(cfg.timeout_s) {
+            timed_out = true;
+            // SIGTERM: QEMU shuts down cleanly and the plugin writes its tail.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            warnings.push(format!(
+                "the guest did not power off within {} s: QEMU was stopped; the samples \
+                 recorded until then are kept (have the workload call reboot(RB_POWER_OFF))",
+                cfg.timeout_s
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if !status.success() && !timed_out {
+        warnings.push(format!("QEMU exited with {status}"));
+    }
+
+    let data = std::fs::read(&stream_path).unwrap_or_default();
+    if let Some(keep) = std::env::var_os("KFDO_VLBR_KEEP_STREAM") {
+        let _ = std::fs::write(keep, &data);
+    }
+    let qemu_failed = || Error::Program {
+        program: qemu.display().to_string(),
+        what: format!("exited with {status} before the guest ran (see its message above)"),
+    };
+    let stream = Stream::parse(&stream_path, &data).map_err(|_| qemu_failed())?;
+    let cap = Capture::collect(&stream);
+    if cap.write_failed || (!cap.ended && !timed_out) {
+        return Err(Error::Output {
+            path: stream_path.clone(),
+            what: "the capture stream is incomplete: it could not be written (disk full?) or \
+                   QEMU died; no perf.data was written"
+                .into(),
+        });
+    }
+    if let Tail::Truncated { offset } = cap.tail {
+        warnings.push(format!(
+            "the capture stream was cut at byte {offset}; the samples before it are kept"
+        ));
+    }
+
+    // The kernel's runtime layout, from the recorded kernel addresses.
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    let mut see = |a: u64| {
+        if a >= KERNEL_HALF {
+            lo = lo.min(a);
+            hi = hi.max(a);
+        }
+    };
+    for e in stream.events() {
+        if let Event::Sample(s) = e {
+            see(s.ip);
+            for (f, t) in s.branches() {
+                see(f);
+                see(t);
+            }
+        }
+    }
+    let mut maps = Vec::new();
+    let mut elves: HashMap<Vec<u8>, Option<ElfInfo>> = HashMap::new();
+    let kmap = if lo <= hi {
+        let layout = kernel_layout(lo, hi, vmlinux.as_ref()).map_err(|what| Error::Program {
+            program: cfg
+                .vmlinux
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            what,
+        })?;
+        let path = b"[kernel.kallsyms]_text".to_vec();
+        elves.insert(
+            path.clone(),
+            Some(ElfInfo {
+                loads: Vec::new(),
+                build_id: vmlinux.as_ref().and_then(|k| k.build_id.clone()),
+            }),
+        );
+        maps.push(Map {
+            time: stream.header.start_ns,
+            pid: -1,
+            tid: 0,
+            start: layout.text,
+            len: layout.len,
+            pgoff: layout.text,
+            prot: libc::PROT_READ as u32 | libc::PROT_EXEC as u32,
+            flags: 0,
+            maj: 0,
+            min: 0,
+            ino: 0,
+            path,
+        });
+        Some(layout)
+    } else {
+        if cfg.filter != Filter::User {
+            warnings.push("no kernel branches were recorded".into());
+        }
+        None
+    };
+
+    let written = crate::perfout::write(
+        &cfg.output,
+        &crate::perfout::Input {
+            header: &stream.header,
+            stream: &stream,
+            maps: &maps,
+            elves: &elves,
+            threads: &[],
+            forks: &[],
+            exits: &[],
+            comm: b"",
+            system: true,
+        },
+    )?;
+    if written.samples == 0 {
+        warnings.push(format!(
+            "no samples: fewer than {} taken branches passed the filter",
+            cfg.period
+        ));
+    }
+
+    let counters = match &cfg.counters {
+        Some(path) => {
+            let mut total = Counters::default();
+            let processes: Vec<ProcessCounters> = cap
+                .counters
+                .iter()
+                .map(|(pid, raw)| {
+                    let c = Counters::from_raw(raw);
+                    total.add(&c);
+                    ProcessCounters {
+                        pid: *pid,
+                        counts: c,
+                    }
+                })
+                .collect();
+            let file = CountersFile {
+                source: "kfdo-vlbr emulated counters (qemu-system-x86_64)".into(),
+                model: cfg.cache,
+                total,
+                processes,
+            };
+            crate::user::write_json_atomic(path, &file)?;
+            Some(file)
+        }
+        None => None,
+    };
+    Ok(SystemOutcome {
+        samples: written.samples,
+        output: cfg.output.clone(),
+        counters,
+        warnings,
+        kernel_text: kmap.map(|l| l.text),
+        kaslr_offset: kmap.map(|l| l.offset),
+        exit_status: status.code(),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The kernel command line: a serial console, a panic that ends QEMU, then the user's.
+pub fn kernel_command_line(user: Option<&str>) -> String {
+    let mut s = String::from("console=ttyS0 panic=-1 oops=panic quiet loglevel=4");
+    if let Some(u) = user {
+        s.push(' ');
+        s.push_str(u);
+    }
+    s
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// Runtime `_text`.
+    text: u64,
+    /// Bytes from `_text` covered by the mapping.
+    len: u64,
+    /// Runtime minus link-time `_text`.
+    offset: u64,
+}
+
+fn kernel_layout(lo: u64, hi: u64, k: Option<&KernelElf>) -> Result<Layout, String> {
+    let link_text = k.map_or(DEFAULT_TEXT, |k| k.text);
+    let offset = if lo >= link_text {
+        (lo - link_text) / KASLR_ALIGN * KASLR_ALIGN
+    } else {
+        return Err(format!(
+            "a recorded kernel address ({lo:#x}) lies below the kernel's link address \
+             ({link_text:#x}): is this the vmlinux of the booted kernel?"
+        ));
+    };
+    let text = link_text + offset;
+    let len = match k {
+        Some(k) => {
+            let len = k.end - k.text;
+            if hi >= text + len {
+                return Err(format!(
+                    "recorded kernel addresses {lo:#x}..{hi:#x} do not fit in this vmlinux's \
+                     [_text, _end) = {:#x}..{:#x} at any 2 MiB KASLR offset: is this the \
+                     vmlinux of the booted kernel?",
+                    k.text, k.end
+                ));
+            }
+            len
+        }
+        None => (hi + 1 - text + 0xfff) & !0xfff,
+    };
+    Ok(Layout { text, len, offset })
+}
+
+/// What the recorder needs of a vmlinux: `_text`, `_end` and the build-id.
+#[derive(Debug, Clone)]
+pub struct KernelElf {
+    pub text: u64,
+    pub end: u64,
+    pub build_id: Option<Vec<u8>>,
+}
+
+impl KernelElf {
+    pub fn read(path: &Path) -> Result<KernelElf, Error> {
+        let bad = |what: String| Error::Program {
+            program: path.display().to_string(),
+            what,
+        };
+        let data = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+        let info = ElfInfo::parse(&data).ok_or_else(|| {
+            bad("is not a 64-bit little-endian ELF file (give the vmlinux)".into())
+        })?;
+        let syms = elf_symbols(&data, &["_text", "_end"]);
+        let text = syms[0].ok_or_else(|| bad("has no _text symbol: is it a vmlinux?".into()))?;
+        let end = syms[1].ok_or_else(|| bad("has no _end symbol: is it a vmlinux?".into()))?;
+        if end <= text {
+            return Err(bad(format!(
+                "_end ({end:#x}) is not above _text ({text:#x})"
+            )));
+        }
+        Ok(KernelElf {
+            text,
+            end,
+            build_id: info.build_id,
+        })
+    }
+}
+
+/// Values of the named symbols in the ELF64 file's .symtab (None where absent).
+fn elf_symbols(b: &[u8], names: &[&str]) -> Vec<Option<u64>> {
+    let mut out = vec![None; names.len()];
+    let r = |o: usize, n: usize| b.get(o..o + n);
+    let u16_at = |o: usize| r(o, 2).map(|s| u16::from_le_bytes(s.try_into().unwrap()) as usize);
+    let u32_at = |o: usize| r(o, 4).map(|s| u32::from_le_bytes(s.try_into().unwrap()) as usize);
+    let u64_at = |o: usize| r(o, 8).map(|s| u64::from_le_bytes(s.try_into().unwrap()));
+    let (Some(shoff), Some(shentsize), Some(shnum)) = (u64_at(40), u16_at(58), u16_at(60)) else {
+        return out;
+    };
+    let shoff = shoff as usize;
+    let sec = |i: usize| -> Option<(usize, usize, usize, usize, usize)> {
+        let o = shoff + i * shentsize;
+        // (type, offset, size, link, entsize)
+        Some((
+            u32_at(o + 4)?,
+            u64_at(o + 24)? as usize,
+            u64_at(o + 32)? as usize,
+            u32_at(o + 40)?,
+            u64_at(o + 56)? as usize,
+        ))
+    };
+    for i in 0..shnum {
+        let Some((ty, off, size, link, entsize)) = sec(i) else {
+            continue;
+        };
+        if ty != 2 || entsize < 24 {
+            continue; // SHT_SYMTAB only
+        }
+        let Some((_, stroff, strsize, _, _)) = sec(link) else {
+            continue;
+        };
+        let Some(strtab) = b.get(stroff..stroff + strsize) else {
+            continue;
+        };
+        for s in 0..size / entsize {
+            let o = off + s * entsize;
+            let Some(name) = u32_at(o) else { break };
+            let Some(rest) = strtab.get(name..) else {
+                continue;
+            };
+            let n = &rest[..rest.iter().position(|&c| c == 0).unwrap_or(rest.len())];
+            if let Some(k) = names.iter().position(|x| x.as_bytes() == n) {
+                if out[k].is_none() {
+                    out[k] = u64_at(o + 8);
+                }
+            }
+        }
+    }
+    out
 }
