@@ -19,7 +19,9 @@ KFDO=${KFDO_BIN:-$PWD/target/release/kfdo}
 mkdir -p "$WORK"
 [ -n "${KFDO_BIN:-}" ] || cargo build --release -q -p kfdo
 CFLAGS="-O2 -g -fdebug-info-for-profiling -funique-internal-linkage-names"
-clang-19 $CFLAGS -o "$WORK/lz" tests/programs/lz.c
+clang-19 $CFLAGS -o "$WORK/lz.new" tests/programs/lz.c
+# Keep the old binary (and so the recording) when the build is unchanged.
+if cmp -s "$WORK/lz.new" "$WORK/lz"; then rm "$WORK/lz.new"; else mv "$WORK/lz.new" "$WORK/lz"; fi
 
 if [ ! -s "$WORK/lbr.data" ] || [ "$WORK/lbr.data" -ot "$WORK/lz" ]; then
   echo "recording lz $SIZE under emulated LBR (period 11)..."
