@@ -1,0 +1,115 @@
+//! `record_system` through the library: filters (kernel / user / all), `nokaslr`, and a
+//! wrong vmlinux. Uses the kernel that `scripts/kernel-build.sh` caches in
+//! `${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`; skipped (with a message) when it is not
+//! there. (`crates/kfdo/tests/record_kernel.rs` builds it with `KFDO_KERNEL_TESTS=1`.)
+
+use kfdo_vlbr::{record_system, Filter, KernelElf, SystemConfig};
+use std::path::PathBuf;
+
+fn cache() -> Option<PathBuf> {
+    let dir = match std::env::var_os("KFDO_KERNEL_CACHE") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kfdo/kernel")
+        }
+    };
+    if ["bzImage", "vmlinux", "initramfs.cpio.gz"]
+        .iter()
+        .all(|f| dir.join(f).is_file())
+    {
+        Some(dir)
+    } else {
+        eprintln!(
+            "record_system: SKIPPED: no cached kernel in {} (run scripts/kernel-build.sh)",
+            dir.display()
+        );
+        None
+    }
+}
+
+fn config(dir: &std::path::Path, out: &std::path::Path, filter: Filter) -> SystemConfig {
+    let mut c = SystemConfig::new(dir.join("bzImage"), out);
+    c.initrd = Some(dir.join("initramfs.cpio.gz"));
+    c.vmlinux = Some(dir.join("vmlinux"));
+    c.append = Some("kfdo.rounds=20".into());
+    c.period = 1009;
+    c.filter = filter;
+    c.timeout_s = 120;
+    c
+}
+
+/// Kernel and user addresses in the samples' IPs and branch stacks.
+fn addresses(data: &std::path::Path) -> (usize, usize, String) {
+    let out = std::process::Command::new("perf")
+        .args(["script", "-F", "ip,brstack", "--show-mmap-events", "-i"])
+        .arg(data)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (mut k, mut u) = (0, 0);
+    for l in text.lines().filter(|l| !l.contains("PERF_RECORD")) {
+        for tok in l.split_whitespace() {
+            for a in tok.split('/').take(2) {
+                let a = a.trim_start_matches("0x");
+                if let Ok(v) = u64::from_str_radix(a, 16) {
+                    if v >= 0xffff_8000_0000_0000 {
+                        k += 1
+                    } else if v != 0 {
+                        u += 1
+                    }
+                }
+            }
+        }
+    }
+    (k, u, text)
+}
+
+#[test]
+fn filters_and_kaslr() {
+    let Some(dir) = cache() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let link = KernelElf::read(&dir.join("vmlinux")).unwrap();
+
+    // Kernel only, KASLR off: _text is the link-time one.
+    let out = tmp.path().join("k.data");
+    let mut c = config(&dir, &out, Filter::Kernel);
+    c.append = Some("kfdo.rounds=20 nokaslr".into());
+    let r = record_system(&c).unwrap();
+    assert!(r.samples > 100, "{r:?}");
+    assert_eq!(r.kernel_text, Some(link.text));
+    assert_eq!(r.kaslr_offset, Some(0));
+    let (k, u, text) = addresses(&out);
+    assert!(
+        k > 0 && u == 0,
+        "kernel-only: {k} kernel, {u} user addresses"
+    );
+    assert!(text.contains("[kernel.kallsyms]_text"));
+
+    // User only: no kernel addresses and no kernel mapping.
+    let out = tmp.path().join("u.data");
+    let r = record_system(&config(&dir, &out, Filter::User)).unwrap();
+    assert!(r.samples > 10, "{r:?}");
+    assert_eq!(r.kernel_text, None);
+    let (k, u, _) = addresses(&out);
+    assert!(k == 0 && u > 0, "user-only: {k} kernel, {u} user addresses");
+
+    // Both.
+    let out = tmp.path().join("a.data");
+    let r = record_system(&config(&dir, &out, Filter::All)).unwrap();
+    let (k, u, _) = addresses(&out);
+    assert!(k > 0 && u > 0, "all: {k} kernel, {u} user addresses");
+    assert_eq!(r.kaslr_offset.unwrap() % (2 << 20), 0);
+}
+
+#[test]
+fn wrong_vmlinux_is_refused() {
+    let Some(dir) = cache() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("w.data");
+    let mut c = config(&dir, &out, Filter::Kernel);
+    // The workload is an ELF with no _text: refused before booting.
+    c.vmlinux = Some(dir.join("workload"));
+    let e = record_system(&c).unwrap_err().to_string();
+    assert!(e.contains("_text"), "{e}");
+    assert!(!out.exists());
+}
