@@ -164,11 +164,20 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     let append = kernel_command_line(cfg.append.as_deref());
 
     let mut cmd = Command::new(&qemu);
-    cmd.args(["-nographic", "-no-reboot", "-accel", "tcg", "-smp", "1"])
-        .arg("-m")
-        .arg(cfg.memory_mb.to_string())
-        .arg("-kernel")
-        .arg(&cfg.kernel);
+    cmd.args([
+        "-nographic",
+        "-no-reboot",
+        "-accel",
+        "tcg",
+        "-smp",
+        "1",
+        "-net",
+        "none",
+    ])
+    .arg("-m")
+    .arg(cfg.memory_mb.to_string())
+    .arg("-kernel")
+    .arg(&cfg.kernel);
     if let Some(i) = &cfg.initrd {
         cmd.arg("-initrd").arg(i);
     }
