@@ -46,6 +46,13 @@ pub struct Args {
     /// With --system: user samples only.
     #[arg(long)]
     user_only: bool,
+    /// With --emulated-kernel: keep kernel and user branches (default: kernel only,
+    /// as kernel AutoFDO wants).
+    #[arg(long, conflicts_with_all = ["kernel_only", "user_only"])]
+    kernel_and_user: bool,
+    /// With --emulated-kernel: the system emulator to use (default: qemu-system-x86_64 from PATH).
+    #[arg(long, value_name = "PATH")]
+    qemu_system: Option<PathBuf>,
     /// With --system: seconds to record.
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
@@ -262,12 +269,13 @@ fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
     cfg.depth = a.depth;
     cfg.counters = a.counters.clone();
     cfg.cache = cache_model(a)?;
+    cfg.qemu = a.qemu_system.clone();
     cfg.filter = if a.user_only {
         kfdo_vlbr::Filter::User
-    } else if a.kernel_only || !a.user_only {
-        kfdo_vlbr::Filter::Kernel
-    } else {
+    } else if a.kernel_and_user {
         kfdo_vlbr::Filter::All
+    } else {
+        kfdo_vlbr::Filter::Kernel
     };
     let out = kfdo_vlbr::record_system(&cfg).context("recording the kernel under emulation")?;
     for w in &out.warnings {
@@ -285,6 +293,8 @@ fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
             "output": out.output,
             "samples": out.samples,
             "period": a.period,
+            "kernel_text": out.kernel_text.map(|t| format!("{t:#x}")),
+            "kaslr_offset": out.kaslr_offset.map(|t| format!("{t:#x}")),
             "counters": out.counters,
             "warnings": out.warnings,
         });
