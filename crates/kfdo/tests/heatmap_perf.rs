@@ -12,7 +12,6 @@ use kfdo_bench::image;
 const PROGRAM: &str = r#"
 #include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 static volatile uint64_t sink;
 /* 16 KiB of padding between functions, so their bands are far apart. */
 #define PAD(n) __attribute__((noinline)) void pad##n(void) { __asm__ volatile(".skip 16384, 0x90"); }
@@ -23,12 +22,11 @@ PAD(1) PAD(2) PAD(3)
 __attribute__((noinline)) uint64_t warm_beta(uint64_t n) {
   uint64_t x = sink; for (uint64_t i = 0; i < n; i++) x ^= (x << 13) + i; return x; }
 PAD(4)
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 int main(int argc, char **argv) {
-  double a = atof(argv[1]), b = atof(argv[2]), t0 = now();
-  while (now() - t0 < a) for (int k = 0; k < 50; k++) sink += hot_alpha(100000);
-  t0 = now();
-  while (now() - t0 < b) for (int k = 0; k < 50; k++) sink += warm_beta(100000);
+  /* Fixed amounts of work, not wall time: the shares stay the same on a busy machine. */
+  long a = atol(argv[1]), b = atol(argv[2]);
+  for (long k = 0; k < a; k++) sink += hot_alpha(100000);
+  for (long k = 0; k < b; k++) sink += warm_beta(100000);
   return 0;
 }
 "#;
@@ -101,7 +99,7 @@ fn hot_band_matches_perf_report() {
             .arg(&perf_data)
             .arg("--")
             .arg(&bin)
-            .args(["0.5", "0.25"]),
+            .args(["3000", "1500"]),
         "perf record -e cpu-clock",
     );
 
@@ -120,7 +118,10 @@ fn hot_band_matches_perf_report() {
             .arg("-o")
             .arg(&png)
             .arg("--json")
-            .arg(&json),
+            .arg(&json)
+            .arg("--store")
+            .arg(dir.path().join("r.db"))
+            .args(["--label", "hot -O1 <test>"]),
         "kfdo heatmap",
     );
     eprintln!("{out}");
@@ -188,7 +189,7 @@ fn hot_band_matches_perf_report() {
         "second band row {second} covers {:x?}, warm_beta is {beta:x?}",
         range_of(second)
     );
-    // x is time: hot_alpha ran in the first two thirds, warm_beta after it.
+    // x is time: hot_alpha ran first, warm_beta after it.
     let dark_cols = |y: u32| -> (u32, u32) {
         let cols: Vec<u32> = (0..img.width()).filter(|&x| darkness(x, y) > 0).collect();
         (*cols.first().unwrap(), *cols.last().unwrap())
@@ -213,6 +214,23 @@ fn hot_band_matches_perf_report() {
         &png,
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("heatmap_perf.png"),
     );
+
+    // --store: the next report carries the heat map and its span.
+    let rep = dir.path().join("rep");
+    run(
+        Command::new(env!("CARGO_BIN_EXE_kfdo"))
+            .args(["report", "--store"])
+            .arg(dir.path().join("r.db"))
+            .arg("-o")
+            .arg(&rep),
+        "kfdo report",
+    );
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(html.contains("<h3>hot -O1 &lt;test&gt;</h3>"));
+    assert!(html.contains(&format!("hot text span (90 % of samples): {span} bytes")));
+    assert!(html.contains("data:image/svg+xml;base64,"));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains(&format!("| {span} bytes |")), "{md}");
 }
 
 #[test]
@@ -235,7 +253,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
             .arg(&perf_data)
             .arg("--")
             .arg(&bin)
-            .args(["0.05", "0.05"]),
+            .args(["300", "300"]),
         "perf record",
     );
     // A different program: none of the samples are in it.

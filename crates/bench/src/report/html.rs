@@ -280,13 +280,15 @@ fn heatmap_section(out: &mut String, heatmaps: &[Heatmap]) {
             .unwrap_or_default();
         let _ = write!(
             out,
-            "<h3>{}</h3><p class=\"legend\"><code>{}</code> — {} — {}</p><figure>{}</figure>",
+            "<h3>{}</h3><p class=\"legend\"><code>{}</code> — {} — {}</p><figure><img src=\"data:image/svg+xml;base64,{}\" alt=\"heat map of {}\" style=\"max-width:100%\"></figure>",
             e(&h.label),
             e(&h.binary),
             e(&samples),
             e(&span),
-            // The SVG was written by kfdo heatmap with every name escaped.
-            h.svg
+            // The stored SVG goes in as an image, never as markup: whatever a
+            // store file holds, it cannot add elements or script to the page.
+            super::base64(h.svg.as_bytes()),
+            e(&h.label)
         );
     }
 }
