@@ -10,6 +10,9 @@
 #   A  kfdo profile --perf-data               vs  B  perf script + llvm-profgen-19
 #   C  kfdo profile --perf-script (text)      vs  D  llvm-profgen-19 alone (same text)
 # and the two converters' profiles are checked equal. Not a test: it prints ratios.
+# Every command starts with its input in the page cache (read once just before),
+# so no side pays for the disk because the previous command (the reference's
+# 2.7 GB temporary perf script, say) evicted it: the same warm start for all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -45,16 +48,22 @@ print(f"{dt:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
 PY
 }
 
+warm() { cat "$1" > /dev/null; }
+
 declare -a A B C D MA MB MC MD
 for r in $(seq 1 "$ROUNDS"); do
+  warm "$WORK/lbr.data"
   read -r t m < <(measure "$KFDO" -q profile --binary "$WORK/lz" --perf-data "$WORK/lbr.data" -o "$WORK/kfdo.prof")
   A+=("$t"); MA+=("$m")
+  warm "$WORK/lbr.data"
   read -r t1 m1 < <(measure sh -c "perf script -i '$WORK/lbr.data' -F ip,brstack --show-mmap-events > '$WORK/round.script' 2>/dev/null")
   read -r t2 m2 < <(measure llvm-profgen-19 --binary "$WORK/lz" --perfscript "$WORK/round.script" -o "$WORK/ref.prof")
   B+=("$(python3 -c "print($t1 + $t2)")"); MB+=("$(( m1 > m2 ? m1 : m2 ))")
   rm -f "$WORK/round.script"
+  warm "$WORK/lbr.script"
   read -r t m < <(measure "$KFDO" -q profile --binary "$WORK/lz" --perf-script "$WORK/lbr.script" -o "$WORK/kfdo-text.prof")
   C+=("$t"); MC+=("$m")
+  warm "$WORK/lbr.script"
   read -r t m < <(measure llvm-profgen-19 --binary "$WORK/lz" --perfscript "$WORK/lbr.script" -o "$WORK/ref-text.prof")
   D+=("$t"); MD+=("$m")
   echo "round $r: A ${A[-1]}s  B ${B[-1]}s  C ${C[-1]}s  D ${D[-1]}s"
