@@ -315,43 +315,54 @@ pub fn collect_perf_script(
     // Pass 1 reads only the mapping lines, found with a vectorized search;
     // a position is the byte offset of the line.
     let mut m = Mappings::new(target, path);
+    // Blocks are scanned in parallel, each handing its pages back when done;
+    // the mappings found are then applied in file order.
     let finder = memchr::memmem::Finder::new(b"PERF_RECORD_MMAP");
-    // Scan block by block, handing each block's pages back before the next.
-    let mut block = 0usize;
-    while block < text.len() {
-        let end_block = (block + RELEASE_EVERY as usize).min(text.len());
-        // Let a match start in this block and run past its end.
-        let search_end = (end_block + 32).min(text.len());
-        for hit in finder
-            .find_iter(&text[block..search_end])
-            .map(|i| block + i)
-            .filter(|&i| i < end_block)
-        {
-            let start = memchr::memrchr(b'\n', &text[..hit]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i + 1);
-            let mut reader = kfdo_perf::ScriptReader::new(path, &text[start..end]);
-            if let Some(item) = reader.next_item() {
-                if let ScriptItem::Mmap(mm) =
-                    item.map_err(|e| AggregateError::Input(at_line(e, text, start)))?
-                {
-                    m.pos = start as u64;
-                    let exec = mm.is_executable();
-                    m.mmap(
-                        mm.pid,
-                        mm.start,
-                        mm.len,
-                        mm.pgoff,
-                        &mm.filename,
-                        mm.build_id.as_deref(),
-                        exec,
-                    );
+    let block = RELEASE_EVERY as usize;
+    let found: Vec<Result<Vec<(usize, kfdo_perf::OwnedMmap)>, AggregateError>> = (0..text
+        .len()
+        .div_ceil(block))
+        .into_par_iter()
+        .map(|k| {
+            let (lo, hi) = (k * block, ((k + 1) * block).min(text.len()));
+            // Let a match start in this block and run past its end.
+            let search_end = (hi + 32).min(text.len());
+            let mut maps = Vec::new();
+            for hit in finder
+                .find_iter(&text[lo..search_end])
+                .map(|i| lo + i)
+                .filter(|&i| i < hi)
+            {
+                let start = memchr::memrchr(b'\n', &text[..hit]).map_or(0, |i| i + 1);
+                let end = memchr::memchr(b'\n', &text[hit..]).map_or(text.len(), |i| hit + i + 1);
+                let mut reader = kfdo_perf::ScriptReader::new(path, &text[start..end]);
+                if let Some(item) = reader.next_item() {
+                    match item {
+                        Ok(ScriptItem::Mmap(mm)) => maps.push((start, mm)),
+                        Ok(_) => {}
+                        Err(e) => return Err(AggregateError::Input(at_line(e, text, start))),
+                    }
                 }
             }
+            file.release(lo as u64, hi as u64);
+            Ok(maps)
+        })
+        .collect();
+    for maps in found {
+        for (start, mm) in maps? {
+            m.pos = start as u64;
+            let exec = mm.is_executable();
+            m.mmap(
+                mm.pid,
+                mm.start,
+                mm.len,
+                mm.pgoff,
+                &mm.filename,
+                mm.build_id.as_deref(),
+                exec,
+            );
         }
-        file.release(block as u64, end_block as u64);
-        block = end_block;
     }
-    file.release(0, text.len() as u64);
     let no_mmaps = m.stats.mapped_files.is_empty();
     let (spaces, mut stats) = match m.finish(path) {
         Ok(x) => x,

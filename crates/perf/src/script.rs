@@ -114,15 +114,11 @@ impl ScriptFile {
             }
         }
         cuts.push(text.len());
-        let mut line = 1u64;
         let mut out = Vec::with_capacity(cuts.len() - 1);
         for w in cuts.windows(2) {
             let mut r = ScriptReader::new(&self.path, &text[w[0]..w[1]]);
-            r.line = line;
             r.base = w[0] as u64;
-            line += memchr::memchr_iter(b'\n', &text[w[0]..w[1]]).count() as u64;
-            // Counting lines touched every page of the run: hand them back.
-            self.bytes.release(w[0] as u64, w[1] as u64);
+            r.before = &text[..w[0]];
             out.push(r);
         }
         out
@@ -135,10 +131,14 @@ pub struct ScriptReader<'a> {
     path: &'a Path,
     text: &'a [u8],
     pos: usize,
-    /// Number of the next line (1-based).
+    /// Number of the next line, counted from the start of `text` (1-based).
     line: u64,
     /// Offset of `text` in the file.
     base: u64,
+    /// The text before `text` (for a chunk of a file), whose lines are counted
+    /// only when a line number is asked for: numbering every chunk up front was
+    /// a whole extra pass over multi-gigabyte inputs.
+    before: &'a [u8],
     buf: Vec<BranchEntry>,
     failed: bool,
 }
@@ -152,14 +152,24 @@ impl<'a> ScriptReader<'a> {
             pos: 0,
             line: 1,
             base: 0,
+            before: &[],
             buf: Vec::with_capacity(32),
             failed: false,
         }
     }
 
-    /// The number of the line the next item starts on.
+    /// The number of the line the next item starts on (in the whole file).
     pub fn line(&self) -> u64 {
-        self.line
+        self.file_line(self.line)
+    }
+
+    /// A line number within `text` as a line number of the file.
+    fn file_line(&self, line: u64) -> u64 {
+        if self.before.is_empty() {
+            line
+        } else {
+            line + memchr::memchr_iter(b'\n', self.before).count() as u64
+        }
     }
 
     /// Byte offset in the file of the next line (for progress).
@@ -179,7 +189,7 @@ impl<'a> ScriptReader<'a> {
         }
         PerfError::ScriptLine {
             path: self.path.to_path_buf(),
-            line,
+            line: self.file_line(line),
             detail: detail.into(),
             text: t,
         }
