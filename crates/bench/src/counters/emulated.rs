@@ -1,0 +1,511 @@
+//! `--counters emulated`: the counters of kfdo's QEMU plugin (kfdo-vlbr), the
+//! same numbers `kfdo record --method emulated --counters FILE.json` writes.
+//!
+//! The command runs once under `qemu-x86_64` with the plugin: instructions,
+//! taken and conditional branches are exact counts of the user-mode code the
+//! program (and every process it forks) executed; L1i and iTLB misses come
+//! from an LRU model of an instruction cache and TLB, not this CPU. All of it
+//! is deterministic: two runs of the same binary on the same input give the
+//! same numbers, so a difference of one instruction is real.
+//!
+//! # Commands and `sh -c`
+//!
+//! QEMU user mode follows `fork` but not `exec`: an exec'd program runs
+//! natively, unseen by the plugin. A compare variant is `sh -c CMD`, and sh
+//! execs CMD's program, so running the shell under QEMU would count the shell
+//! and nothing of the benchmark. Cachegrind has the same problem and solves it
+//! with `--trace-children=yes`; QEMU has no such switch, so this source does
+//! the shell's work itself when it is trivial: a command that is one program
+//! with arguments (words separated by blanks, optionally quoted, optionally
+//! preceded by `VAR=value` assignments and `exec`) is run under QEMU directly,
+//! with the assignments as its environment. A command with any other shell
+//! syntax (pipes, redirections, `;`, `&&`, expansions, globs, ...) is an error
+//! that says so, instead of counts of the wrong program. A program that execs
+//! another one itself is an error for the same reason.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::sync::Mutex;
+
+use super::{tool_exists, Counter, CounterError, Source};
+use crate::runner;
+
+const NAME: &str = "emulated";
+const QEMU: &str = "qemu-x86_64";
+
+/// Counters from kfdo's QEMU plugin; see the module documentation.
+pub struct Emulated {
+    cache: kfdo_vlbr::CacheModel,
+}
+
+impl Emulated {
+    /// Checks that QEMU user mode is there to run the plugin.
+    pub fn probe() -> Result<Emulated, String> {
+        if !cfg!(target_arch = "x86_64") {
+            return Err(
+                "--counters emulated: kfdo's QEMU plugin runs x86-64 programs under \
+                        qemu-x86_64, and this host is not x86-64; use --counters cachegrind"
+                    .into(),
+            );
+        }
+        if !tool_exists(QEMU) {
+            return Err(
+                "--counters emulated: qemu-x86_64 is not installed (apt-get install \
+                        qemu-user); --counters cachegrind needs only valgrind"
+                    .into(),
+            );
+        }
+        Ok(Emulated {
+            cache: kfdo_vlbr::CacheModel::default(),
+        })
+    }
+}
+
+/// A command reduced to what `exec` needs: environment additions and argv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    pub env: Vec<(String, String)>,
+    pub argv: Vec<String>,
+}
+
+/// Characters that make a command more than a program and its arguments
+/// when they appear unquoted.
+const SHELL_SYNTAX: &[char] = &[
+    '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '[', '#', '~', '{', '}', '!', '\n',
+];
+
+/// Splits `cmd` the way `sh` would, if it is a simple command: blanks separate
+/// words; `'...'` is literal; `"..."` is literal unless it holds `$`, `` ` `` or
+/// `\`; `\c` outside quotes is `c`. Leading `NAME=value` words become the
+/// environment and a leading `exec` is dropped. Anything else a shell would
+/// interpret is an error naming it.
+pub fn parse_simple_command(cmd: &str) -> Result<SimpleCommand, String> {
+    // (word, whether any part was quoted: a quoted `A=b` is not an assignment)
+    let mut words: Vec<(String, bool)> = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut in_word = false;
+    let mut chars = cmd.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push((std::mem::take(&mut cur), quoted));
+                    in_word = false;
+                    quoted = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                quoted = true;
+                loop {
+                    match chars.next() {
+                        Some((_, '\'')) => break,
+                        Some((_, x)) => cur.push(x),
+                        None => return Err(format!("unterminated ' quote at byte {i}")),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                quoted = true;
+                loop {
+                    match chars.next() {
+                        Some((_, '"')) => break,
+                        Some((j, x @ ('$' | '`' | '\\'))) => {
+                            return Err(format!("'{x}' inside double quotes at byte {j}"))
+                        }
+                        Some((_, x)) => cur.push(x),
+                        None => return Err(format!("unterminated \" quote at byte {i}")),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some((_, '\n')) => {}
+                Some((_, x)) => {
+                    in_word = true;
+                    quoted = true;
+                    cur.push(x);
+                }
+                None => return Err(format!("a trailing backslash at byte {i}")),
+            },
+            c if SHELL_SYNTAX.contains(&c) => {
+                return Err(format!(
+                    "'{}' at byte {i}",
+                    if c == '\n' {
+                        "\\n".to_string()
+                    } else {
+                        c.to_string()
+                    }
+                ))
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push((cur, quoted));
+    }
+    let is_name = |s: &str| {
+        let mut it = s.chars();
+        matches!(it.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+            && it.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    let mut env = Vec::new();
+    let mut rest = words.into_iter().peekable();
+    while let Some((w, q)) = rest.peek() {
+        match w.split_once('=') {
+            Some((k, v)) if !q && is_name(k) => {
+                env.push((k.to_string(), v.to_string()));
+                rest.next();
+            }
+            _ => break,
+        }
+    }
+    let mut argv: Vec<String> = rest.map(|(w, _)| w).collect();
+    if argv.first().map(String::as_str) == Some("exec") {
+        argv.remove(0);
+    }
+    if argv.is_empty() {
+        return Err("no program to run".into());
+    }
+    const KEYWORDS: &[&str] = &[
+        "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
+        "cd", "export", "set", "eval", ".", "source", "ulimit", "umask",
+    ];
+    if KEYWORDS.contains(&argv[0].as_str()) {
+        return Err(format!("it starts with the shell word '{}'", argv[0]));
+    }
+    Ok(SimpleCommand { env, argv })
+}
+
+/// What to run for `argv` as `kfdo compare` hands it over: `[SHELL, "-c", CMD]`
+/// (the default) or a plain argv (`--shell none`).
+pub fn direct_command(argv: &[String]) -> Result<SimpleCommand, String> {
+    match argv {
+        [_, c, cmd] if c == "-c" => parse_simple_command(cmd).map_err(|why| {
+            format!(
+                "--counters emulated runs the program under QEMU, whose user mode does not \
+                 follow exec, so it cannot go through `{} -c` (the shell would be counted, not the \
+                 program it execs); it runs a command that is one program with arguments (quoted \
+                 words, leading VAR=value assignments and `exec` are fine) directly instead. \
+                 `{cmd}` is not such a command: {why}. Put the pipeline or redirections in the \
+                 program itself, or use --counters cachegrind, which follows the shell into its \
+                 children",
+                argv[0]
+            )
+        }),
+        [] => Err("no command to run".into()),
+        _ => Ok(SimpleCommand {
+            env: Vec::new(),
+            argv: argv.to_vec(),
+        }),
+    }
+}
+
+/// `32768` -> `32K`, `4096` -> `4K`, `100` -> `100B`.
+fn size(b: u64) -> String {
+    if b >= 1024 * 1024 && b.is_multiple_of(1024 * 1024) {
+        format!("{}M", b / (1024 * 1024))
+    } else if b >= 1024 && b.is_multiple_of(1024) {
+        format!("{}K", b / 1024)
+    } else {
+        format!("{b}B")
+    }
+}
+
+/// The table rows for a counters file of the plugin: user-mode counts under
+/// the names perf and cachegrind use where the meaning is the same, kernel
+/// counts (system emulation only) prefixed with "kernel".
+pub fn emulated_counters(file: &kfdo_vlbr::CountersFile) -> Vec<Counter> {
+    let m = &file.model;
+    let l1i = format!("L1i misses (model {} {}-way)", size(m.l1i_size), m.l1i_ways);
+    // At most 28 characters, the width of `kfdo compare`'s name column;
+    // the line and page sizes are in the source's description.
+    let itlb = format!("iTLB misses (model {}-entry)", m.itlb_entries);
+    let rows = |d: &kfdo_vlbr::DomainCounts| {
+        [
+            ("instructions".to_string(), d.instructions),
+            ("taken branches".to_string(), d.taken_branches),
+            ("conditional branches".to_string(), d.conditional_branches),
+            (l1i.clone(), d.l1i_misses),
+            (itlb.clone(), d.itlb_misses),
+        ]
+    };
+    let mut out: Vec<Counter> = rows(&file.total.user)
+        .into_iter()
+        .map(|(name, v)| Counter {
+            name,
+            value: v as f64,
+            source: NAME.into(),
+        })
+        .collect();
+    if file.total.kernel.instructions > 0 {
+        out.extend(
+            rows(&file.total.kernel)
+                .into_iter()
+                .map(|(name, v)| Counter {
+                    name: format!("kernel {name}"),
+                    value: v as f64,
+                    source: NAME.into(),
+                }),
+        );
+    }
+    out
+}
+
+/// One counted run at a time: the standard streams of this process are
+/// pointed elsewhere while it runs.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Points fds 0, 1 and 2 at /dev/null, /dev/null and `err` until dropped.
+/// kfdo-vlbr gives the program this process's standard streams, and a counted
+/// run, like the cachegrind and perf ones, must neither print into kfdo's
+/// output nor read its input.
+struct Redirect {
+    saved: [libc::c_int; 3],
+}
+
+impl Redirect {
+    fn new(err: &std::fs::File) -> std::io::Result<Redirect> {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        let null = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")?;
+        let mut saved = [-1; 3];
+        for fd in 0..3 {
+            // SAFETY: dup of a standard descriptor; checked below.
+            saved[fd as usize] = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if saved[fd as usize] < 0 {
+                let e = std::io::Error::last_os_error();
+                Redirect::restore(&saved);
+                return Err(e);
+            }
+        }
+        let targets = [null.as_raw_fd(), null.as_raw_fd(), err.as_raw_fd()];
+        for (fd, to) in targets.into_iter().enumerate() {
+            // SAFETY: dup2 onto a standard descriptor saved above.
+            if unsafe { libc::dup2(to, fd as libc::c_int) } < 0 {
+                let e = std::io::Error::last_os_error();
+                Redirect::restore(&saved);
+                return Err(e);
+            }
+        }
+        Ok(Redirect { saved })
+    }
+
+    fn restore(saved: &[libc::c_int; 3]) {
+        for (fd, &s) in saved.iter().enumerate() {
+            if s >= 0 {
+                // SAFETY: putting back the descriptors saved in `new`.
+                unsafe {
+                    libc::dup2(s, fd as libc::c_int);
+                    libc::close(s);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Redirect {
+    fn drop(&mut self) {
+        Redirect::restore(&self.saved);
+    }
+}
+
+impl Source for Emulated {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn describe(&self) -> String {
+        let m = &self.cache;
+        format!(
+            "kfdo's QEMU plugin (kfdo-vlbr, as `kfdo record --method emulated --counters`), one run \
+             per variant under qemu-x86_64 user mode, the program and the processes it forks: \
+             instructions and taken / conditional branches are exact user-mode counts; L1i misses \
+             ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages) come from an LRU \
+             model, not this CPU; deterministic (the same binary and input give the same numbers)",
+            size(m.l1i_size),
+            m.l1i_ways,
+            m.l1i_line,
+            m.itlb_entries,
+            size(m.itlb_page)
+        )
+    }
+    fn measure(&self, variant: &str, argv: &[String]) -> Result<Vec<Counter>, CounterError> {
+        let fail = |status: String, stderr: String| CounterError::Failed {
+            variant: variant.into(),
+            source_name: NAME,
+            command: argv.join(" "),
+            status,
+            stderr,
+        };
+        let cmd = direct_command(argv).map_err(CounterError::Unavailable)?;
+        let dir = tempfile::tempdir()?;
+        let json = dir.path().join("counters.json");
+        // Only the counters are wanted: one sample per 2^62 taken branches
+        // (none, in practice) with one record keeps the perf.data tiny.
+        let mut cfg = kfdo_vlbr::RecordConfig::new(&cmd.argv[0], dir.path().join("perf.data"))
+            .args(cmd.argv[1..].iter().map(OsString::from))
+            .period(1 << 62)
+            .depth(1)
+            .counters(&json);
+        for (k, v) in &cmd.env {
+            cfg = cfg.env(k, v);
+        }
+        cfg.cache = self.cache;
+        cfg.work_dir = Some(dir.path().to_path_buf());
+
+        let mut err = tempfile::tempfile()?;
+        let outcome = {
+            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+            let _redirect = Redirect::new(&err)?;
+            kfdo_vlbr::record_user(&cfg)
+        };
+        let stderr = runner::tail_of(&mut err, 2000)?;
+        let outcome =
+            outcome.map_err(|e| fail(format!("could not be run: {e}"), stderr.clone()))?;
+        if outcome.exit_code != 0 {
+            let st = match outcome.signal {
+                Some(s) => ExitStatus::from_raw(s),
+                None => ExitStatus::from_raw((outcome.exit_code & 0xff) << 8),
+            };
+            return Err(fail(runner::describe_status(&st), stderr));
+        }
+        if let Some(w) = outcome.warnings.iter().find(|w| w.contains("exec call")) {
+            return Err(fail(
+                format!(
+                    "exec'd another program, which QEMU ran natively and the plugin did not count \
+                     ({w}); the counts would be incomplete. Give the program that does the work \
+                     as the command, or use --counters cachegrind"
+                ),
+                stderr,
+            ));
+        }
+        let file = outcome.counters.ok_or_else(|| CounterError::Parse {
+            source_name: NAME,
+            path: json.display().to_string(),
+            reason: "kfdo-vlbr returned no counters".into(),
+        })?;
+        Ok(emulated_counters(&file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(cmd: &str) -> Vec<String> {
+        parse_simple_command(cmd).unwrap().argv
+    }
+
+    #[test]
+    fn simple_commands_split_like_sh() {
+        assert_eq!(
+            words("./speedtest1  --size 5 --memdb"),
+            ["./speedtest1", "--size", "5", "--memdb"]
+        );
+        assert_eq!(
+            words(r#"exec ./a 'x y' "z w" a\ b --k=v"#),
+            ["./a", "x y", "z w", "a b", "--k=v"]
+        );
+        let c = parse_simple_command("LC_ALL=C X= ./a A=1").unwrap();
+        assert_eq!(
+            c.env,
+            [("LC_ALL".into(), "C".into()), ("X".into(), String::new())]
+        );
+        assert_eq!(c.argv, ["./a", "A=1"]);
+        assert_eq!(words("'A=1' ./a"), ["A=1", "./a"]);
+    }
+
+    #[test]
+    fn shell_syntax_is_refused_with_its_place() {
+        for (cmd, what) in [
+            ("./a | wc", "'|' at byte 4"),
+            ("./a > out", "'>' at byte 4"),
+            ("./a; ./b", "';' at byte 3"),
+            ("./a && ./b", "'&' at byte 4"),
+            ("./a $N", "'$' at byte 4"),
+            ("./a *.txt", "'*' at byte 4"),
+            ("./a \"$HOME\"", "'$' inside double quotes"),
+            ("./a 'x", "unterminated ' quote"),
+            ("X=1", "no program"),
+            ("cd /tmp", "shell word 'cd'"),
+        ] {
+            let e = parse_simple_command(cmd).unwrap_err();
+            assert!(e.contains(what), "{cmd}: {e}");
+        }
+        let e = direct_command(&["sh".into(), "-c".into(), "./a | wc".into()]).unwrap_err();
+        assert!(
+            e.contains("does not follow exec") && e.contains("cachegrind"),
+            "{e}"
+        );
+        // --shell none: the argv as given.
+        let c = direct_command(&["./a".into(), "1".into()]).unwrap();
+        assert_eq!(c.argv, ["./a", "1"]);
+    }
+
+    #[test]
+    fn rows_use_the_shared_names() {
+        let mut file = kfdo_vlbr::CountersFile {
+            source: "kfdo-vlbr emulated counters".into(),
+            model: kfdo_vlbr::CacheModel::default(),
+            total: Default::default(),
+            processes: Vec::new(),
+        };
+        file.total.user.instructions = 1000;
+        file.total.user.taken_branches = 100;
+        file.total.user.l1i_misses = 7;
+        let c = emulated_counters(&file);
+        let names: Vec<&str> = c.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "instructions",
+                "taken branches",
+                "conditional branches",
+                "L1i misses (model 32K 8-way)",
+                "iTLB misses (model 64-entry)"
+            ]
+        );
+        assert_eq!(c[0].value, 1000.0);
+        assert!(c.iter().all(|x| x.source == "emulated"));
+        file.total.kernel.instructions = 5;
+        assert_eq!(emulated_counters(&file)[5].name, "kernel instructions");
+    }
+
+    /// A real run under QEMU (skipped where qemu-x86_64 is missing): the
+    /// counts are deterministic and the program's output does not leak.
+    #[test]
+    fn counts_a_real_program_deterministically() {
+        let Ok(src) = Emulated::probe() else {
+            eprintln!("skipped: qemu-x86_64 is not installed");
+            return;
+        };
+        let argv: Vec<String> = ["sh", "-c", "LC_ALL=C exec /bin/echo 'counted run'"]
+            .map(String::from)
+            .to_vec();
+        let a = src.measure("v", &argv).unwrap();
+        let b = src.measure("v", &argv).unwrap();
+        assert_eq!(a, b);
+        let ins = a.iter().find(|c| c.name == "instructions").unwrap().value;
+        assert!(ins > 10_000.0, "{a:?}");
+        let e = src
+            .measure("v", &["sh".into(), "-c".into(), "/bin/false".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exited with status 1"), "{e}");
+        let e = src
+            .measure("v", &["sh".into(), "-c".into(), "echo a | wc".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'|' at byte 7"), "{e}");
+    }
+}
