@@ -202,3 +202,46 @@ fn shell_syntax_is_refused_with_the_reason() {
     assert!(err.contains("'|' at byte 5"), "{err}");
     assert!(err.contains("--counters cachegrind"), "{err}");
 }
+
+#[test]
+fn counts_with_stdin_closed() {
+    if !have_qemu() {
+        eprintln!("skipped: qemu-x86_64 is not installed");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("v.json");
+    let mut cmd = kfdo();
+    cmd.args([
+        "compare",
+        "-q",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--counters",
+        "emulated",
+    ])
+    .arg("--store")
+    .arg(dir.path().join("r.db"))
+    .arg("--json")
+    .arg(&json)
+    .arg("/bin/echo counted");
+    // SAFETY: only close (async-signal-safe) between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(0);
+            Ok(())
+        });
+    }
+    run_ok(&mut cmd);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["benchmark"]["counters"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["name"] == "instructions" && r["values"][0].as_f64().unwrap() > 0.0),
+        "{v}"
+    );
+}

@@ -272,24 +272,40 @@ struct Redirect {
 impl Redirect {
     fn new(err: &std::fs::File) -> std::io::Result<Redirect> {
         use std::io::Write;
-        use std::os::fd::AsRawFd;
+        use std::os::fd::{AsRawFd, IntoRawFd};
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
-        let null = std::fs::OpenOptions::new()
+        // Saved first, before anything opened here can take a closed standard
+        // descriptor's number.
+        let mut saved = [NOT_SAVED; 3];
+        for fd in 0..3 {
+            // SAFETY: duplicates a standard descriptor above 2; checked below.
+            let s = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+            if s >= 0 {
+                saved[fd as usize] = s;
+            } else {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EBADF) {
+                    Redirect::restore(&saved);
+                    return Err(e);
+                }
+                saved[fd as usize] = WAS_CLOSED;
+            }
+        }
+        let null = match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
-            .open("/dev/null")?;
-        let mut saved = [-1; 3];
-        for fd in 0..3 {
-            // SAFETY: dup of a standard descriptor; checked below.
-            saved[fd as usize] = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-            if saved[fd as usize] < 0 {
-                let e = std::io::Error::last_os_error();
+            .open("/dev/null")
+        {
+            Ok(f) => f.into_raw_fd(),
+            Err(e) => {
                 Redirect::restore(&saved);
                 return Err(e);
             }
-        }
-        let targets = [null.as_raw_fd(), null.as_raw_fd(), err.as_raw_fd()];
+        };
+        // stdin and stdout first: when /dev/null landed on a closed fd 2,
+        // pointing fd 2 at `err` replaces it.
+        let targets = [null, null, err.as_raw_fd()];
         for (fd, to) in targets.into_iter().enumerate() {
             // SAFETY: dup2 onto a standard descriptor saved above.
             if unsafe { libc::dup2(to, fd as libc::c_int) } < 0 {
@@ -298,21 +314,32 @@ impl Redirect {
                 return Err(e);
             }
         }
+        if null > 2 {
+            // SAFETY: our own descriptor, duplicated onto 0 and 1 above.
+            unsafe { libc::close(null) };
+        }
         Ok(Redirect { saved })
     }
 
     fn restore(saved: &[libc::c_int; 3]) {
         for (fd, &s) in saved.iter().enumerate() {
-            if s >= 0 {
-                // SAFETY: putting back the descriptors saved in `new`.
-                unsafe {
+            // SAFETY: putting back (or closing again) what `new` found.
+            unsafe {
+                if s >= 0 {
                     libc::dup2(s, fd as libc::c_int);
                     libc::close(s);
+                } else if s == WAS_CLOSED {
+                    libc::close(fd as libc::c_int);
                 }
             }
         }
     }
 }
+
+/// [`Redirect`]'s record of a standard descriptor it has not looked at yet,
+/// and of one that was closed.
+const NOT_SAVED: libc::c_int = -1;
+const WAS_CLOSED: libc::c_int = -2;
 
 impl Drop for Redirect {
     fn drop(&mut self) {
