@@ -30,8 +30,12 @@ pub struct Counter {
 pub enum Choice {
     /// Hardware perf if it works here, else cachegrind if installed, else none.
     Auto,
+    /// Hardware counters through `perf stat` ([`PerfStat`]).
     Perf,
+    /// valgrind's cachegrind ([`Cachegrind`]).
     Cachegrind,
+    /// kfdo's QEMU plugin ([`Emulated`]): exact instruction and branch counts,
+    /// modelled L1i / iTLB misses, deterministic. Never chosen by `Auto`.
     Emulated,
     None,
 }
