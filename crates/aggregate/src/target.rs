@@ -44,10 +44,30 @@ impl TargetBinary {
             stext: bin.symbol_address("_stext"),
             first_exec: bin.preferred_base(),
         });
-        let segments = bin
-            .load_segments()
+        // Executable segments first, page-aligned: perf records a mapping's
+        // file offset rounded down to a page, and lld (unlike ld.bfd) does not
+        // page-align segments in the file, so a text mapping's offset can fall
+        // in the read-only segment before it. llvm-profgen anchors on the
+        // page-aligned executable segments; so do we. The rest stay as a
+        // fallback for data mappings.
+        let mask = kfdo_elf::PROFGEN_PAGE_SIZE - 1;
+        let all = bin.load_segments();
+        let segments = all
             .iter()
-            .map(|s| (s.offset, s.filesz.max(s.memsz), s.vaddr))
+            .filter(|s| s.executable)
+            .map(|s| {
+                let head = s.offset & mask;
+                (
+                    s.offset - head,
+                    s.filesz.max(s.memsz) + head,
+                    s.vaddr - head,
+                )
+            })
+            .chain(
+                all.iter()
+                    .filter(|s| !s.executable)
+                    .map(|s| (s.offset, s.filesz.max(s.memsz), s.vaddr)),
+            )
             .collect();
         Self {
             path,

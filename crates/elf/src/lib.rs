@@ -25,7 +25,7 @@ mod symbols;
 pub use binary::{Arch, Binary, SectionInfo};
 pub use code::{Code, InsnKind};
 pub use error::ElfError;
-pub use segments::LoadSegment;
+pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};
 pub use symbolizer::{canonical_fn_name, Frame, FuncRange, Function, Symbolizer};
 pub use symbols::{Symbol, Symbols};
 

@@ -226,6 +226,21 @@ fn non_pie_matches_llvm_profgen() {
     conformance("lz.c", &["200000"], 97, &["-no-pie", "-fno-pie"]);
 }
 
+/// lld does not page-align segments in the file: the text segment starts
+/// mid-page, and perf's page-rounded mapping offset falls in the read-only
+/// segment before it.
+#[test]
+fn lld_linked_pie_matches_llvm_profgen() {
+    let p = conformance("lz.c", &["300000"], 61, &["-fuse-ld=lld"]);
+    let hottest = p
+        .functions
+        .values()
+        .max_by_key(|f| f.total_samples)
+        .map(|f| f.name.clone())
+        .unwrap();
+    assert!(hottest.contains("compress"), "hottest function {hottest}");
+}
+
 #[test]
 fn cpp_matches_llvm_profgen() {
     let p = conformance("shapes.cpp", &["20000"], 31, &[]);
