@@ -36,6 +36,8 @@ enum Command {
     Report(cmd::report::Args),
     /// Draw a time x address heat map of samples in a binary's text.
     Heatmap(cmd::heatmap::Args),
+    /// From a recipe: build, train, profile, rebuild and judge the variants; report.
+    Optimize(cmd::optimize::Args),
 }
 
 fn main() {
@@ -49,6 +51,7 @@ fn main() {
         Command::Compare(a) => cmd::compare::run(a, &global),
         Command::Report(a) => cmd::report::run(a, &global),
         Command::Heatmap(a) => cmd::heatmap::run(a, &global),
+        Command::Optimize(a) => cmd::optimize::run(a, &global),
     };
     match result {
         Ok(code) => std::process::exit(code),

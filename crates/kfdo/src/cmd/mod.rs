@@ -2,6 +2,7 @@
 pub mod capabilities;
 pub mod compare;
 pub mod heatmap;
+pub mod optimize;
 pub mod profile;
 pub mod record;
 pub mod report;

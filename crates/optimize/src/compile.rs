@@ -1,0 +1,176 @@
+//! The steps that make programs: fetch the source, prepare it once, and
+//! build one variant.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cache::{content_hash, Key};
+use crate::ctx::{fresh_dir, Ctx};
+use crate::exec::Stdout;
+
+/// The Debian source fetcher, embedded so an installed kfdo needs no checkout.
+const FETCH_DEBIAN_SOURCE: &str = include_str!("../../../scripts/fetch-debian-source.sh");
+
+/// The source tree and what identifies its content, for downstream keys.
+pub struct Sources {
+    pub src: PathBuf,
+    pub prep: PathBuf,
+    /// Identifies source + prepared tree.
+    pub id: String,
+}
+
+/// A finished build: the program and its content hash.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub label: String,
+    pub binary: PathBuf,
+    pub hash: String,
+    pub cflags: String,
+    pub ldflags: String,
+}
+
+impl Ctx {
+    pub fn fetch_source(&self) -> anyhow::Result<PathBuf> {
+        let r = self.recipe();
+        if let Some(p) = &r.source.path {
+            let src = std::fs::canonicalize(r.dir.join(p))?;
+            self.progress.say(format!(
+                "source: {} (from the recipe's directory)",
+                src.display()
+            ));
+            return Ok(src);
+        }
+        let pkg = r.source.debian.clone().unwrap_or_default();
+        let key = Key::new("source")
+            .add("debian", &pkg)
+            .add("fetcher", FETCH_DEBIAN_SOURCE)
+            .finish();
+        // The unpacked tree lives in a shared cache outside the output
+        // directory; if it went away, fetch again.
+        if let Some(done) = self.cache.lookup("source", &key) {
+            match done.fact("src") {
+                Some(s) if Path::new(s).is_dir() => {}
+                _ => self.cache.forget("source"),
+            }
+        }
+        let script = self.dir(".kfdo/fetch-debian-source.sh");
+        let done = self.step("source", key, &[], |log| {
+            std::fs::write(&script, FETCH_DEBIAN_SOURCE)?;
+            let out = log.run(Command::new("bash").arg(&script).arg(&pkg), Stdout::Capture)?;
+            let src = out.lines().last().unwrap_or("").trim().to_string();
+            if !Path::new(&src).is_dir() {
+                return Err(log.fail(format!(
+                    "the fetcher did not print an unpacked source directory (got {src:?})"
+                )));
+            }
+            Ok(serde_json::json!({ "src": src }))
+        })?;
+        Ok(PathBuf::from(done.fact("src").unwrap_or_default()))
+    }
+
+    /// Runs the recipe's `prepare` command once (flag-independent work).
+    pub fn prepare(&self, src: &Path) -> anyhow::Result<Sources> {
+        let r = self.recipe();
+        let prep = self.dir("prepare");
+        let src_id = if r.source.path.is_some() {
+            content_hash(src)?
+        } else {
+            format!("debian:{}", r.source.debian.as_deref().unwrap_or(""))
+        };
+        let Some(cmd) = r.source.prepare.clone() else {
+            std::fs::create_dir_all(&prep)?;
+            return Ok(Sources {
+                src: src.to_path_buf(),
+                prep,
+                id: src_id,
+            });
+        };
+        let key = Key::new("prepare")
+            .add("source", &src_id)
+            .add("command", &cmd)
+            .add("tools", &self.tool_ids)
+            .finish();
+        let done = self.step("prepare", key, &[prep.clone()], |log| {
+            fresh_dir(&prep)?;
+            log.run(
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(&cmd)
+                    .current_dir(&prep)
+                    .env("CC", &self.opts.cc)
+                    .env("CXX", &self.opts.cxx)
+                    .env("SRC", src)
+                    .env("PREP", &prep)
+                    .env("RECIPE", &r.dir),
+                Stdout::Log,
+            )?;
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(Sources {
+            src: src.to_path_buf(),
+            prep: prep.clone(),
+            id: format!("{src_id}:{}", done.hash_of(&prep)),
+        })
+    }
+
+    /// Builds one variant in `build/LABEL` with these flags. `profile_hash`
+    /// is the content hash of the profile the flags name (so a new profile
+    /// rebuilds, and an unchanged one does not).
+    pub fn build(
+        &self,
+        sources: &Sources,
+        label: &str,
+        cflags: String,
+        ldflags: String,
+        profile_hash: &str,
+    ) -> anyhow::Result<Built> {
+        let r = self.recipe();
+        let dir = self.dir(&format!("build/{label}"));
+        let binary = dir.join(&r.build.binary);
+        let step = format!("build {label}");
+        let key = Key::new("build")
+            .add("sources", &sources.id)
+            .add("command", &r.build.command)
+            .add("binary", &r.build.binary)
+            .add("tools", &self.tool_ids)
+            .add("cflags", &cflags)
+            .add("ldflags", &ldflags)
+            .add("profile", profile_hash)
+            .finish();
+        let done = self.step(&step, key, &[binary.clone()], |log| {
+            fresh_dir(&dir)?;
+            log.run(
+                Command::new("sh")
+                    .arg("-c")
+                    .arg(&r.build.command)
+                    .current_dir(&dir)
+                    .env("CC", &self.opts.cc)
+                    .env("CXX", &self.opts.cxx)
+                    .env("CFLAGS", &cflags)
+                    .env("CXXFLAGS", &cflags)
+                    .env("LDFLAGS", &ldflags)
+                    .env("SRC", &sources.src)
+                    .env("PREP", &sources.prep)
+                    .env("RECIPE", &r.dir)
+                    .env("KFDO_VARIANT", label),
+                Stdout::Log,
+            )?;
+            if !binary.is_file() {
+                return Err(log.fail(format!(
+                    "the build command succeeded but did not make {} ([build] binary = {:?} in {})",
+                    binary.display(),
+                    r.build.binary,
+                    r.path.display()
+                )));
+            }
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(Built {
+            label: label.to_string(),
+            hash: done.hash_of(&binary).to_string(),
+            binary,
+            cflags,
+            ldflags,
+        })
+    }
+}

@@ -1,0 +1,31 @@
+//! kfdo-optimize: from a program's source to a faster build and the proof.
+//!
+//! A recipe (`recipe`) says how to fetch, build, train and benchmark a
+//! program. `pipeline` builds the variants (`variant`: baseline, AutoFDO from
+//! kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with
+//! ThinLTO), records the training run and converts it (`train`), benchmarks
+//! every build interleaved and writes the report (`judge`, `summary`).
+//!
+//! Every step is cached (`cache`): keyed by a SHA-256 of what it reads and
+//! remembering the content hashes of what it wrote, so a rerun does only what
+//! changed; every step logs to `OUT/logs/STEP.log` (`exec`), and a failure
+//! names the step and its log. kfdo's own subcommands (record, profile,
+//! compare, heatmap, report) run as child processes of the same executable,
+//! each with its output in the step's log.
+
+pub mod cache;
+pub mod compile;
+pub mod ctx;
+pub mod exec;
+pub mod judge;
+pub mod pipeline;
+pub mod progress;
+pub mod recipe;
+pub mod summary;
+pub mod train;
+pub mod variant;
+
+pub use ctx::Options;
+pub use pipeline::{run, Outcome};
+pub use recipe::Recipe;
+pub use variant::Variant;

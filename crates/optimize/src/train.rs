@@ -1,0 +1,223 @@
+//! The steps that make profiles: record the training run (hardware branch
+//! sampling or emulated LBR, through `kfdo record`), convert it with kfdo and
+//! with llvm-profgen-19, and the instrumented-PGO training.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cache::Key;
+use crate::compile::Built;
+use crate::ctx::{fresh_dir, Ctx};
+use crate::exec::Stdout;
+
+/// A recorded run of one build.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub perf_data: PathBuf,
+    pub hash: String,
+    /// The method `kfdo record` used (auto resolved).
+    pub method: String,
+    pub ip_only: bool,
+}
+
+/// A profile file and its content hash.
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    pub path: PathBuf,
+    pub hash: String,
+}
+
+/// The recording method: `auto` resolved here (and said), so the step key
+/// and the conversion know what kind of samples they get.
+pub fn resolve_method(requested: &str) -> anyhow::Result<(String, Vec<String>)> {
+    use kfdo_vlbr::hw::Capabilities;
+    let caps = Capabilities::detect();
+    if requested == "auto" {
+        let (m, why) = caps.choose_auto();
+        return Ok((m.name().to_string(), why));
+    }
+    Ok((requested.to_string(), Vec::new()))
+}
+
+impl Ctx {
+    /// Records `built` running the training workload; `what` names the step.
+    pub fn record(&self, built: &Built, method: &str, what: &str) -> anyhow::Result<Recording> {
+        let r = self.recipe();
+        let dir = self.dir(&format!("record/{}", built.label));
+        let perf_data = dir.join("perf.data");
+        let argv = r.train_argv(&built.binary)?;
+        let step = format!("record {what}");
+        let mut key = Key::new("record")
+            .add("binary", &built.hash)
+            .add("workload", &r.train.command)
+            .add("method", method)
+            .add("kfdo", &self.kfdo_version);
+        if let Some(p) = self.opts.period {
+            key = key.add("period", p.to_string());
+        }
+        let done = self.step(&step, key.finish(), &[perf_data.clone()], |log| {
+            fresh_dir(&dir)?;
+            let run = dir.join("cwd");
+            std::fs::create_dir_all(&run)?;
+            let mut cmd = Command::new(&self.opts.kfdo);
+            cmd.arg("record").arg("--method").arg(method);
+            if let Some(p) = self.opts.period {
+                cmd.arg("--period").arg(p.to_string());
+            }
+            cmd.arg("-o").arg(&perf_data).arg("--").args(&argv);
+            cmd.current_dir(&run).env("RECIPE", &r.dir);
+            log.run(&mut cmd, Stdout::Log)?;
+            if !perf_data.is_file() {
+                return Err(log.fail("kfdo record left no perf.data".into()));
+            }
+            Ok(serde_json::json!({ "method": method }))
+        })?;
+        Ok(Recording {
+            hash: done.hash_of(&perf_data).to_string(),
+            perf_data,
+            method: method.to_string(),
+            ip_only: method == "ip",
+        })
+    }
+
+    /// kfdo's AutoFDO profile (extbinary) of `rec` against `built`.
+    pub fn profile_kfdo(&self, built: &Built, rec: &Recording) -> anyhow::Result<ProfileFile> {
+        let out = self.dir("profiles/kfdo.afdo");
+        let key = Key::new("profile kfdo")
+            .add("binary", &built.hash)
+            .add("perf.data", &rec.hash)
+            .add("ip-only", rec.ip_only.to_string())
+            .add("kfdo", &self.kfdo_hash)
+            .finish();
+        let done = self.step("profile kfdo", key, &[out.clone()], |log| {
+            std::fs::create_dir_all(out.parent().unwrap())?;
+            let mut args: Vec<&OsStr> = vec![
+                "profile".as_ref(),
+                "--binary".as_ref(),
+                built.binary.as_os_str(),
+                "--perf-data".as_ref(),
+                rec.perf_data.as_os_str(),
+                "-o".as_ref(),
+                out.as_os_str(),
+            ];
+            if rec.ip_only {
+                args.push("--ip-only".as_ref());
+            }
+            self.kfdo(log, &args, out.parent().unwrap())?;
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(ProfileFile {
+            hash: done.hash_of(&out).to_string(),
+            path: out,
+        })
+    }
+
+    /// llvm-profgen-19's profile of the same recording: the reference converter.
+    pub fn profile_llvm_profgen(
+        &self,
+        built: &Built,
+        rec: &Recording,
+    ) -> anyhow::Result<ProfileFile> {
+        let out = self.dir("profiles/llvm-profgen.afdo");
+        let script = self.dir("profiles/perf.script");
+        let key = Key::new("profile llvm-profgen")
+            .add("binary", &built.hash)
+            .add("perf.data", &rec.hash)
+            .add("ip-only", rec.ip_only.to_string())
+            .add(
+                "tools",
+                crate::ctx::tool_identity(&[&self.opts.profgen, "perf"])?,
+            )
+            .finish();
+        let done = self.step("profile llvm-profgen", key, &[out.clone()], |log| {
+            std::fs::create_dir_all(out.parent().unwrap())?;
+            let fields = if rec.ip_only { "ip" } else { "ip,brstack" };
+            log.run(
+                Command::new("perf")
+                    .args(["script", "-F", fields, "--show-mmap-events", "-i"])
+                    .arg(&rec.perf_data),
+                Stdout::File(&script),
+            )?;
+            let mut cmd = Command::new(&self.opts.profgen);
+            cmd.arg("--binary")
+                .arg(&built.binary)
+                .arg("--perfscript")
+                .arg(&script)
+                .arg("-o")
+                .arg(&out);
+            if rec.ip_only {
+                cmd.arg("--leading-ip-only");
+            }
+            log.run(&mut cmd, Stdout::Log)?;
+            // The text is large and only an intermediate.
+            let _ = std::fs::remove_file(&script);
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(ProfileFile {
+            hash: done.hash_of(&out).to_string(),
+            path: out,
+        })
+    }
+
+    /// Runs the instrumented build on the training workload (natively) and
+    /// merges its counts: the profile of instrumented PGO.
+    pub fn train_instrumented(&self, instrumented: &Built) -> anyhow::Result<ProfileFile> {
+        let r = self.recipe();
+        let out = self.dir("profiles/ifdo.profdata");
+        let dir = self.dir("record/ifdo-instrumented");
+        let argv = r.train_argv(&instrumented.binary)?;
+        let key = Key::new("train ifdo")
+            .add("binary", &instrumented.hash)
+            .add("workload", &r.train.command)
+            .add("tools", crate::ctx::tool_identity(&[&self.opts.profdata])?)
+            .finish();
+        let done = self.step("train ifdo", key, &[out.clone()], |log| {
+            fresh_dir(&dir)?;
+            let raw = dir.join("raw");
+            let run = dir.join("cwd");
+            std::fs::create_dir_all(&run)?;
+            std::fs::create_dir_all(out.parent().unwrap())?;
+            log.run(
+                Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .current_dir(&run)
+                    .env("RECIPE", &r.dir)
+                    .env("LLVM_PROFILE_FILE", raw.join("%p-%m.profraw")),
+                Stdout::Log,
+            )?;
+            let raws = list_profraw(&raw);
+            if raws.is_empty() {
+                return Err(log.fail(format!(
+                    "the instrumented training run wrote no .profraw in {} (did the build pass $CFLAGS and $LDFLAGS to the compiler and linker?)",
+                    raw.display()
+                )));
+            }
+            log.run(
+                Command::new(&self.opts.profdata)
+                    .arg("merge")
+                    .arg("-o")
+                    .arg(&out)
+                    .args(&raws),
+                Stdout::Log,
+            )?;
+            Ok(serde_json::json!({ "profraw_files": raws.len() }))
+        })?;
+        Ok(ProfileFile {
+            hash: done.hash_of(&out).to_string(),
+            path: out,
+        })
+    }
+}
+
+fn list_profraw(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "profraw"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
