@@ -218,17 +218,110 @@ fn is_kernel(a: u64) -> bool {
 }
 
 // ---- per translation block ---------------------------------------------------------
+//
+// The execution callback runs once per executed TB (about every 5 guest instructions), so
+// it must be short, load nothing that is not already in cache, and not branch on what the
+// guest does (a conditional branch's direction is as hard to predict for the plugin as
+// for the guest). So:
+//
+// - Packed blocks (the common case, without counters): `udata` is the block itself,
+//   bits 0..48 its start (sign-extended: kernel addresses fit too), bits 48..60 the offset
+//   of its last instruction, bits 60..64 that instruction's size; the kind of the last
+//   instruction is a const parameter of the callback (one instantiation per kind).
+// - Descriptor blocks (counters on, a block with a LOCK prefix, or one that does not
+//   pack): `udata` points to a `Desc` in a contiguous arena.
+//
+// Either way the callback leaves behind, for the next block, what decides whether the
+// branch ending this block was taken (`Vcpu::prev_*`): its source, the one successor that
+// means "not taken" (the fall-through of a conditional, else an address no block has),
+// and whether it can be taken at all. The next block then computes "taken" without a
+// branch and writes the ring slot after the newest unconditionally, advancing the ring
+// only when the branch counts.
 
-struct Tb {
+/// No block starts here (not a canonical address): unconditional transfers compare their
+/// successor with it, so they are always taken.
+const NEVER: u64 = 0x8000_0000_0000_0000;
+/// `Vcpu::prev_flags`: the branch can be taken (bit 0), is conditional (bit 1), the thread
+/// has not run a block yet (bit 2, set with `need_ids`: sends the next block down the slow
+/// path); the rest is the address of the block's descriptor when it holds a LOCK prefix,
+/// else 0.
+const F_CAN_TAKE: u64 = 1;
+const F_COND: u64 = 2;
+const F_NEED: u64 = 4;
+const F_BITS: u64 = F_CAN_TAKE | F_COND | F_NEED;
+
+#[repr(C, align(8))]
+struct Desc {
     start: u64,
     last: u64,
     end: u64,
-    n_insns: u64,
+    n_insns: u32,
     kind: u8,
     /// The block holds a LOCK-prefixed instruction: an atomic restart (QEMU re-running the
     /// instruction alone in a one-instruction block) must not look like a branch.
     has_lock: bool,
     first_is_lock: bool,
+}
+
+/// Flags (without the descriptor) a block ending in an instruction of kind `k` leaves.
+#[inline(always)]
+fn kind_flags(k: u8, system: bool) -> u64 {
+    match k {
+        K_NONE => 0,
+        K_COND => F_CAN_TAKE | F_COND,
+        // In user mode QEMU performs system calls itself and resumes at the next
+        // instruction: no branch, as user-only LBR filtering gives on hardware.
+        K_SYSCALL | K_SYSRET => system as u64,
+        _ => F_CAN_TAKE,
+    }
+}
+
+#[inline(always)]
+fn sext48(x: u64) -> u64 {
+    ((x << 16) as i64 >> 16) as u64
+}
+
+/// The packed `udata` of a block, when it packs.
+fn pack(start: u64, last: u64, end: u64) -> Option<u64> {
+    if sext48(start) != start || last < start || end < last {
+        return None;
+    }
+    let off = last - start;
+    let size = end - last;
+    if off > 0xfff || size > 0xf {
+        return None;
+    }
+    Some((start & 0xffff_ffff_ffff) | off << 48 | size << 60)
+}
+
+/// Descriptors, allocated in chunks and never freed (QEMU may run a block's code for as
+/// long as the process lives; it does not tell plugins when it drops a block).
+struct Arena {
+    next: *mut Desc,
+    left: usize,
+}
+unsafe impl Send for Arena {}
+static ARENA: Mutex<Arena> = Mutex::new(Arena {
+    next: null_mut(),
+    left: 0,
+});
+
+fn alloc_desc(d: Desc) -> *const Desc {
+    const CHUNK: usize = 1 << 14;
+    let mut a = ARENA.lock().unwrap_or_else(|e| e.into_inner());
+    if a.left == 0 {
+        let mut v: Vec<Desc> = Vec::with_capacity(CHUNK);
+        a.next = v.as_mut_ptr();
+        a.left = CHUNK;
+        std::mem::forget(v);
+    }
+    let p = a.next;
+    unsafe {
+        p.write(d);
+        a.next = p.add(1);
+    }
+    a.left -= 1;
+    p
 }
 
 // ---- models for counters -----------------------------------------------------------
@@ -301,18 +394,30 @@ impl Counts {
 
 // ---- per vCPU ----------------------------------------------------------------------
 
+#[repr(C, align(64))]
 struct Vcpu {
-    prev: *const Tb,
-    period: u64,
-    filter: u8,
+    // Hot: touched for every executed block (first cache line).
+    /// The previous block's last instruction, the successor that means its branch was
+    /// not taken, and `F_*` flags.
+    prev_from: u64,
+    prev_cmp: u64,
+    prev_flags: u64,
+    need_ids: bool,
     system: bool,
-    ring: Vec<(u64, u64)>,
-    head: usize,
-    filled: usize,
-    countdown: u64,
+    filter: u8,
+    /// Ring slots in use (a power of two, more than the depth) - 1.
+    mask: u32,
+    /// Taken branches put into the ring since the thread started: the newest is at
+    /// `ring[nbr & mask]`.
+    nbr: u64,
+    /// The value of `nbr` at which the next sample is taken.
+    next: u64,
+    period: u64,
+    depth: u64,
+    ring: [(u64, u64); RING_CAP],
+    // Cold.
     pid: i32,
     tid: i32,
-    need_ids: bool,
     buf: Vec<u8>,
     counts: Counts,
     l1i: Lru,
@@ -320,6 +425,9 @@ struct Vcpu {
     /// mmap arguments between the syscall callback and its return.
     mmap_args: Option<(u64, u64, u64, u64, u64)>,
 }
+
+/// Ring slots (the depth is at most 1024; `mask + 1` of them are used).
+const RING_CAP: usize = 2048;
 
 const MAX_VCPUS: usize = 4096;
 #[allow(clippy::declare_interior_mutable_const)]
@@ -338,18 +446,25 @@ static DONE_COUNTS: Mutex<Counts> = Mutex::new(Counts {
 
 fn new_vcpu() -> Box<Vcpu> {
     let c = cfg();
+    let depth = c.depth.max(1);
+    // One slot more than the depth: the slot after the newest is written for every block.
+    let cap = (depth + 1).next_power_of_two();
+    assert!(cap <= RING_CAP);
     Box::new(Vcpu {
-        prev: std::ptr::null(),
-        period: c.period,
-        filter: c.filter,
+        prev_from: 0,
+        prev_cmp: NEVER,
+        prev_flags: F_NEED,
+        need_ids: true,
         system: c.system,
-        ring: vec![(0, 0); c.depth.max(1)],
-        head: 0,
-        filled: 0,
-        countdown: c.period,
+        filter: c.filter,
+        mask: (cap - 1) as u32,
+        nbr: 0,
+        next: c.period,
+        period: c.period,
+        depth: depth as u64,
+        ring: [(0, 0); RING_CAP],
         pid: 0,
         tid: 0,
-        need_ids: true,
         buf: Vec::with_capacity(1 << 16),
         counts: Counts::default(),
         l1i: Lru::new(c.l1i_size / c.l1i_line.max(1), c.l1i_ways, c.l1i_line),
@@ -665,97 +780,127 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 kind = k;
             }
         }
-        let info = Box::into_raw(Box::new(Tb {
-            start,
-            last,
-            end,
-            n_insns: n as u64,
-            kind,
-            has_lock,
-            first_is_lock,
-        }));
-        let cb: VcpuUdataCb = if cfg().counters {
-            on_tb_exec_counting
+        let packed = if cfg().counters || has_lock {
+            None
         } else {
-            on_tb_exec
+            pack(start, last, end)
         };
-        qemu_plugin_register_vcpu_tb_exec_cb(tb, cb, QEMU_PLUGIN_CB_NO_REGS, info as *mut c_void);
+        let (cb, ud): (VcpuUdataCb, u64) = match packed {
+            Some(p) => (packed_cb(kind), p),
+            None => {
+                let d = alloc_desc(Desc {
+                    start,
+                    last,
+                    end,
+                    n_insns: n as u32,
+                    kind,
+                    has_lock,
+                    first_is_lock,
+                });
+                let cb: VcpuUdataCb = if cfg().counters {
+                    on_tb_exec_counting
+                } else {
+                    on_tb_exec_desc
+                };
+                (cb, d as u64)
+            }
+        };
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, cb, QEMU_PLUGIN_CB_NO_REGS, ud as *mut c_void);
     }
 }
 
-#[inline(always)]
-fn step(v: &mut Vcpu, tb: &Tb, counting: bool) {
-    let prev = std::mem::replace(&mut v.prev, tb as *const Tb);
-    if v.need_ids {
-        first_in_thread(v, tb);
-    }
-    if prev.is_null() {
-        return;
-    }
-    let p = unsafe { &*prev };
-    if p.kind == K_NONE {
-        return;
-    }
-    // An atomic instruction that QEMU restarts alone in a one-instruction block (parallel
-    // guests) interrupts the previous block before its last instruction: no branch.
-    if p.has_lock && tb.first_is_lock && tb.start > p.start && tb.start < p.end {
-        return;
-    }
-    let taken = match p.kind {
-        K_COND => {
-            if counting {
-                v.counts.cond[is_kernel(p.last) as usize] += 1;
+/// The execution callback of a packed block ending in an instruction of kind `k`.
+fn packed_cb(k: u8) -> VcpuUdataCb {
+    macro_rules! by_kind {
+        ($f:literal, $s:literal) => {
+            match k {
+                K_COND => on_tb_exec_packed::<K_COND, $f, $s>,
+                K_JMP => on_tb_exec_packed::<K_JMP, $f, $s>,
+                K_CALL => on_tb_exec_packed::<K_CALL, $f, $s>,
+                K_RET => on_tb_exec_packed::<K_RET, $f, $s>,
+                K_IND_JMP => on_tb_exec_packed::<K_IND_JMP, $f, $s>,
+                K_IND_CALL => on_tb_exec_packed::<K_IND_CALL, $f, $s>,
+                K_FAR => on_tb_exec_packed::<K_FAR, $f, $s>,
+                K_SYSCALL => on_tb_exec_packed::<K_SYSCALL, $f, $s>,
+                K_SYSRET => on_tb_exec_packed::<K_SYSRET, $f, $s>,
+                _ => on_tb_exec_packed::<K_NONE, $f, $s>,
             }
-            tb.start != p.end
-        }
-        // In user mode QEMU performs system calls itself and resumes at the next
-        // instruction: no branch, as user-only LBR filtering gives on hardware.
-        K_SYSCALL | K_SYSRET => v.system,
-        _ => true,
-    };
-    if taken {
-        branch(v, p.last, tb.start, counting);
+        };
     }
+    let c = cfg();
+    match (c.filter, c.system) {
+        (0, false) => by_kind!(0, false),
+        (1, false) => by_kind!(1, false),
+        (2, false) => by_kind!(2, false),
+        (0, true) => by_kind!(0, true),
+        (1, true) => by_kind!(1, true),
+        _ => by_kind!(2, true),
+    }
+}
+
+/// One executed block starting at `start`; it leaves (`last`, `cmp`, `flags`) behind.
+/// `filter` is the filter (a constant in the packed callbacks).
+#[inline(always)]
+fn exec(v: &mut Vcpu, start: u64, last: u64, cmp: u64, flags: u64, filter: u8, counting: bool) {
+    let from = std::mem::replace(&mut v.prev_from, last);
+    let pcmp = std::mem::replace(&mut v.prev_cmp, cmp);
+    let pflags = std::mem::replace(&mut v.prev_flags, flags);
+    if pflags & F_NEED != 0 {
+        return exec_first(v, from, pcmp, pflags, start, counting);
+    }
+    record(v, from, pcmp, pflags, start, filter, counting);
 }
 
 #[cold]
 #[inline(never)]
-fn first_in_thread(v: &mut Vcpu, tb: &Tb) {
-    refresh_ids(v);
-    if !MAPS_DONE.load(Relaxed) && !v.system && !MAPS_DONE.swap(true, AcqRel) {
-        initial_maps(v, tb.start);
-        flush(&mut v.buf);
+fn exec_first(v: &mut Vcpu, from: u64, pcmp: u64, pflags: u64, start: u64, counting: bool) {
+    if v.need_ids {
+        first_in_thread(v, start);
     }
+    let filter = v.filter;
+    record(v, from, pcmp, pflags, start, filter, counting);
 }
 
+/// The previous block's branch (`from`, `pcmp`, `pflags`), followed by the block at `to`.
 #[inline(always)]
-fn branch(v: &mut Vcpu, from: u64, to: u64, counting: bool) {
+fn record(v: &mut Vcpu, from: u64, pcmp: u64, pflags: u64, to: u64, filter: u8, counting: bool) {
+    let taken = (to != pcmp) as u64 & pflags & F_CAN_TAKE;
     let kf = is_kernel(from);
     if counting {
-        v.counts.taken[kf as usize] += 1;
+        v.counts.cond[kf as usize] += (pflags & F_COND) >> 1;
+        v.counts.taken[kf as usize] += taken;
     }
-    match v.filter {
-        1 if kf || is_kernel(to) => return,
-        2 if !kf || !is_kernel(to) => return,
-        _ => {}
-    }
-    let depth = v.ring.len();
-    v.head = if v.head + 1 == depth { 0 } else { v.head + 1 };
-    v.ring[v.head] = (from, to);
-    if v.filled < depth {
-        v.filled += 1;
-    }
-    v.countdown -= 1;
-    if v.countdown == 0 {
-        v.countdown = v.period;
+    let keep = match filter {
+        1 => !kf & !is_kernel(to),
+        2 => kf & is_kernel(to),
+        _ => true,
+    };
+    let rec = taken & keep as u64;
+    // The slot after the newest is never read (the ring holds more than `depth` entries),
+    // so it is written whether or not the branch counts. (`mask` < RING_CAP.)
+    let i = (v.nbr.wrapping_add(1) & v.mask as u64) as usize & (RING_CAP - 1);
+    v.ring[i] = (from, to);
+    v.nbr += rec;
+    if v.nbr == v.next {
+        v.next += v.period;
         sample(v, to);
     }
 }
 
 #[cold]
+#[inline(never)]
+fn first_in_thread(v: &mut Vcpu, start: u64) {
+    refresh_ids(v);
+    if !MAPS_DONE.load(Relaxed) && !v.system && !MAPS_DONE.swap(true, AcqRel) {
+        initial_maps(v, start);
+        flush(&mut v.buf);
+    }
+}
+
+#[cold]
+#[inline(never)]
 fn sample(v: &mut Vcpu, ip: u64) {
-    let depth = v.ring.len();
-    let n = v.filled;
+    let n = v.nbr.min(v.depth);
     let at = begin_rec(&mut v.buf, REC_SAMPLE);
     put_u64(&mut v.buf, now_ns());
     put_u32(&mut v.buf, v.pid as u32);
@@ -764,29 +909,106 @@ fn sample(v: &mut Vcpu, ip: u64) {
     put_u64(&mut v.buf, cfg().period);
     put_u32(&mut v.buf, n as u32);
     put_u32(&mut v.buf, 0);
-    let mut i = v.head;
+    let mask = v.mask as u64;
+    let mut i = v.nbr;
     for _ in 0..n {
-        let (f, t) = v.ring[i];
+        let (f, t) = v.ring[(i & mask) as usize];
         put_u64(&mut v.buf, f);
         put_u64(&mut v.buf, t);
-        i = if i == 0 { depth - 1 } else { i - 1 };
+        i = i.wrapping_sub(1);
     }
     end_rec(&mut v.buf, at);
     maybe_flush(v);
 }
 
-extern "C" fn on_tb_exec(vcpu_index: c_uint, ud: *mut c_void) {
-    let tb = unsafe { &*(ud as *const Tb) };
+extern "C" fn on_tb_exec_packed<const K: u8, const FILTER: u8, const SYSTEM: bool>(
+    vcpu_index: c_uint,
+    ud: *mut c_void,
+) {
+    let v = match VCPUS.get(vcpu_index as usize) {
+        Some(slot) => slot.load(Acquire),
+        None => return,
+    };
+    if v.is_null() {
+        return packed_new_vcpu::<K, FILTER, SYSTEM>(vcpu_index, ud);
+    }
+    {
+        let v = unsafe { &mut *v };
+        let p = ud as u64;
+        let start = sext48(p);
+        let last = start.wrapping_add((p >> 48) & 0xfff);
+        let cmp = if K == K_COND {
+            last.wrapping_add(p >> 60)
+        } else {
+            NEVER
+        };
+        exec(v, start, last, cmp, kind_flags(K, SYSTEM), FILTER, false);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn packed_new_vcpu<const K: u8, const FILTER: u8, const SYSTEM: bool>(i: c_uint, ud: *mut c_void) {
+    if vcpu(i).is_some() {
+        on_tb_exec_packed::<K, FILTER, SYSTEM>(i, ud);
+    }
+}
+
+/// What a descriptor block leaves behind: (`cmp`, `flags`).
+#[inline(always)]
+fn desc_prev(d: &Desc, system: bool) -> (u64, u64) {
+    let cmp = if d.kind == K_COND { d.end } else { NEVER };
+    let mut flags = kind_flags(d.kind, system);
+    if d.has_lock {
+        flags |= d as *const Desc as u64;
+    }
+    (cmp, flags)
+}
+
+/// An atomic instruction that QEMU restarts alone in a one-instruction block (parallel
+/// guests) interrupts the previous block before its last instruction: no branch. Only
+/// descriptor blocks hold LOCK prefixes.
+#[inline(always)]
+fn lock_restart(v: &Vcpu, d: &Desc) -> bool {
+    let p = v.prev_flags & !F_BITS;
+    if !d.first_is_lock || p == 0 {
+        return false;
+    }
+    let p = unsafe { &*(p as *const Desc) };
+    d.start > p.start && d.start < p.end
+}
+
+#[cold]
+#[inline(never)]
+fn exec_lock_restart(v: &mut Vcpu, d: &Desc, counting: bool) {
+    let (cmp, flags) = desc_prev(d, v.system);
+    v.prev_from = d.last;
+    v.prev_cmp = cmp;
+    v.prev_flags = flags;
+    // (Never the first block of a thread: a restart follows the block it interrupted.)
+    if v.need_ids {
+        first_in_thread(v, d.start);
+    }
+    let _ = counting;
+}
+
+extern "C" fn on_tb_exec_desc(vcpu_index: c_uint, ud: *mut c_void) {
+    let d = unsafe { &*(ud as *const Desc) };
     if let Some(v) = vcpu(vcpu_index) {
-        step(v, tb, false);
+        if lock_restart(v, d) {
+            return exec_lock_restart(v, d, false);
+        }
+        let (cmp, flags) = desc_prev(d, v.system);
+        let filter = v.filter;
+        exec(v, d.start, d.last, cmp, flags, filter, false);
     }
 }
 
 extern "C" fn on_tb_exec_counting(vcpu_index: c_uint, ud: *mut c_void) {
-    let tb = unsafe { &*(ud as *const Tb) };
+    let tb = unsafe { &*(ud as *const Desc) };
     if let Some(v) = vcpu(vcpu_index) {
         let k = is_kernel(tb.start) as usize;
-        v.counts.insns[k] += tb.n_insns;
+        v.counts.insns[k] += tb.n_insns as u64;
         let c = cfg();
         let mut line = tb.start & !(c.l1i_line - 1);
         while line < tb.end {
@@ -804,15 +1026,21 @@ extern "C" fn on_tb_exec_counting(vcpu_index: c_uint, ud: *mut c_void) {
             }
             page += c.itlb_page;
         }
-        step(v, tb, true);
+        if lock_restart(v, tb) {
+            return exec_lock_restart(v, tb, true);
+        }
+        let (cmp, flags) = desc_prev(tb, v.system);
+        let filter = v.filter;
+        exec(v, tb.start, tb.last, cmp, flags, filter, true);
     }
 }
 
 extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, i: c_uint) {
     if let Some(v) = vcpu(i) {
         // A vCPU index can be reused by a new guest thread: start it afresh.
-        v.prev = std::ptr::null();
-        v.filled = 0;
+        v.prev_flags = F_NEED;
+        v.next -= v.nbr;
+        v.nbr = 0;
         v.need_ids = true;
     }
 }
@@ -869,7 +1097,7 @@ extern "C" fn on_syscall(
             write_counters(v);
             flush_all();
         }
-        SYS_RT_SIGRETURN => v.prev = std::ptr::null(),
+        SYS_RT_SIGRETURN => v.prev_flags = if v.need_ids { F_NEED } else { 0 },
         _ => {}
     }
 }
