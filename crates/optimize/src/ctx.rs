@@ -112,7 +112,7 @@ impl Ctx {
         body: impl FnOnce(&Log) -> anyhow::Result<serde_json::Value>,
     ) -> anyhow::Result<Done> {
         if let Some(done) = self.cache.lookup(step, &key) {
-            self.progress.start(step, None).finish(Ending::Cached);
+            self.progress.cached(step);
             return Ok(done);
         }
         self.cache.forget(step);

@@ -140,6 +140,11 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
     )?;
 
+    let mut notes = Vec::new();
+    if let (Some(k), Some(l)) = (&kfdo_profile, &profgen_profile) {
+        notes.push(profiles_agree(&k.path, &l.path));
+    }
+
     // Stage 4: the optimized builds, side by side.
     let profile_for = |v: Variant| -> Option<&ProfileFile> {
         match v.profile() {
@@ -194,7 +199,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
     }
     let report = ctx.report(&db, &heat)?;
-    let (summary, gains) = crate::summary::summarize(&report.join("kfdo.db"), &r.name)?;
+    let (summary, gains) = crate::summary::summarize(&report.join("kfdo.db"), &r.name, &notes)?;
     let summary_path = o.out.join("summary.md");
     std::fs::write(&summary_path, &summary)
         .with_context(|| format!("cannot write {}", summary_path.display()))?;
@@ -212,4 +217,30 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         summary_path,
         gains,
     })
+}
+
+/// Says whether kfdo's profile equals llvm-profgen-19's (they read the same
+/// perf.data), and if not, how many functions differ.
+fn profiles_agree(kfdo: &std::path::Path, profgen: &std::path::Path) -> String {
+    let read = |p: &std::path::Path| kfdo_afdo::read_profile(p).map_err(|e| e.to_string());
+    match (read(kfdo), read(profgen)) {
+        (Ok(a), Ok(b)) if a == b => format!(
+            "kfdo's profile equals llvm-profgen-19's ({} functions), so autofdo and \
+             autofdo-llvm-profgen are the same build up to timing noise",
+            a.functions.len()
+        ),
+        (Ok(a), Ok(b)) => {
+            let names: std::collections::BTreeSet<&String> =
+                a.functions.keys().chain(b.functions.keys()).collect();
+            let differ = names
+                .iter()
+                .filter(|n| a.functions.get(**n) != b.functions.get(**n))
+                .count();
+            format!(
+                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions",
+                names.len()
+            )
+        }
+        (Err(e), _) | (_, Err(e)) => format!("the two profiles could not be compared: {e}"),
+    }
 }

@@ -22,7 +22,6 @@ pub struct Progress {
 /// How a step ended, for its closing line.
 pub enum Ending {
     Ran,
-    Cached,
 }
 
 pub struct StepBar<'a> {
@@ -77,6 +76,15 @@ impl Progress {
         fmt_secs(self.t0.elapsed().as_secs_f64())
     }
 
+    /// A step the cache already holds: one line, no bar.
+    pub fn cached(&self, name: &str) {
+        let index = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        self.say(format!(
+            "[{index}/{}] {name}: cached (inputs unchanged)",
+            self.total
+        ));
+    }
+
     /// A step begins; `log` is followed for the live line.
     pub fn start(&self, name: &str, log: Option<&Path>) -> StepBar<'_> {
         let index = self.started.fetch_add(1, Ordering::SeqCst) + 1;
@@ -127,7 +135,6 @@ impl StepBar<'_> {
         let p = self.progress;
         let how = match ending {
             Ending::Ran => format!("done in {}", fmt_secs(self.t0.elapsed().as_secs_f64())),
-            Ending::Cached => "cached (inputs unchanged)".to_string(),
         };
         p.say(format!("[{}/{}] {}: {how}", self.index, p.total, self.name));
     }

@@ -75,12 +75,22 @@ pub fn gains(b: &BenchmarkAnalysis) -> Gains {
 }
 
 /// The summary text (Markdown that reads well on a terminal) and the gains.
-pub fn summarize(store: &Path, recipe: &str) -> anyhow::Result<(String, Vec<Gains>)> {
+pub fn summarize(
+    store: &Path,
+    recipe: &str,
+    notes: &[String],
+) -> anyhow::Result<(String, Vec<Gains>)> {
     let contents = Store::open_existing(store)?.load()?;
     let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
     let mut s = String::new();
     let mut all = Vec::new();
     writeln!(s, "# kfdo optimize: {recipe}\n")?;
+    for n in notes {
+        writeln!(s, "- {n}")?;
+    }
+    if !notes.is_empty() {
+        writeln!(s)?;
+    }
     for b in &a.benchmarks {
         let g = gains(b);
         let runs = b
