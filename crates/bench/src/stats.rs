@@ -453,7 +453,7 @@ mod tests {
             let mut false_alarms = 0;
             let mut p_below = 0;
             for _ in 0..trials {
-                let mut draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
+                let draw = |rng: &mut ChaCha8Rng| -> Vec<f64> {
                     (0..n)
                         .map(|_| {
                             let z = normal(rng);

@@ -50,8 +50,12 @@ impl AtomicOutput {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        // tempfile's default is 0600; an output file gets the mode any other tool's
+        // output would (0666 less the umask, which open(2) applies).
+        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::Builder::new()
             .prefix(".kfdo-tmp-")
+            .permissions(std::fs::Permissions::from_mode(0o666))
             .tempfile_in(&dir)
             .map_err(|e| {
                 anyhow::anyhow!(
@@ -76,5 +80,26 @@ impl AtomicOutput {
             .persist(&path)
             .map_err(|e| anyhow::anyhow!("cannot write output {}: {}", path.display(), e.error))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn committed_output_has_the_mode_of_a_plainly_created_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let path = dir.path().join("out");
+        let mut out = AtomicOutput::create(&path).unwrap();
+        out.file().write_all(b"profile").unwrap();
+        out.commit().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain));
+        assert_eq!(std::fs::read(&path).unwrap(), b"profile");
     }
 }
