@@ -780,7 +780,11 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 kind = k;
             }
         }
-        let packed = if cfg().counters || has_lock {
+        // A user-mode recording with the user filter (the default) runs filter-free packed
+        // callbacks: every packed block is then user code, and a block at a kernel
+        // address (the vsyscall page) goes down the descriptor path, whose branches the
+        // runtime filter drops (see `desc_prev`).
+        let packed = if cfg().counters || has_lock || (user_filter_free() && is_kernel(start)) {
             None
         } else {
             pack(start, last, end)
@@ -828,9 +832,11 @@ fn packed_cb(k: u8) -> VcpuUdataCb {
         };
     }
     let c = cfg();
+    if user_filter_free() {
+        return by_kind!(0, false);
+    }
     match (c.filter, c.system) {
         (0, false) => by_kind!(0, false),
-        (1, false) => by_kind!(1, false),
         (2, false) => by_kind!(2, false),
         (0, true) => by_kind!(0, true),
         (1, true) => by_kind!(1, true),
@@ -954,11 +960,23 @@ fn packed_new_vcpu<const K: u8, const FILTER: u8, const SYSTEM: bool>(i: c_uint,
     }
 }
 
+/// User mode with the user filter: the packed callbacks need no filter (see `on_tb_trans`).
+#[inline]
+fn user_filter_free() -> bool {
+    let c = cfg();
+    !c.system && c.filter == 1
+}
+
 /// What a descriptor block leaves behind: (`cmp`, `flags`).
 #[inline(always)]
 fn desc_prev(d: &Desc, system: bool) -> (u64, u64) {
     let cmp = if d.kind == K_COND { d.end } else { NEVER };
     let mut flags = kind_flags(d.kind, system);
+    if !system && is_kernel(d.start) && user_filter_free() {
+        // The next block may be a filter-free packed one: a branch out of kernel code
+        // must not reach the ring there, as the user filter would drop it.
+        flags &= !F_CAN_TAKE;
+    }
     if d.has_lock {
         flags |= d as *const Desc as u64;
     }
