@@ -239,6 +239,46 @@ pub struct HotFunction {
     pub samples: u64,
 }
 
+/// A symbol as a person reads it on a label: without the suffixes the compiler adds to
+/// local and split functions (`.__uniq.N` from -funique-internal-linkage-names, `.llvm.N`,
+/// `.part.N`, `.cold`), and demangled without parameters (`_ZL7balanceP8BtCursor` is
+/// `balance`). The full symbol stays in the label's tooltip.
+fn display_name(sym: &str) -> String {
+    let base = sym
+        .split('.')
+        .next()
+        .filter(|b| !b.is_empty())
+        .unwrap_or(sym);
+    if base.starts_with("_Z") {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        if let Ok(Ok(name)) =
+            cpp_demangle::Symbol::new(base).map(|s| s.demangle_with_options(&opts))
+        {
+            return name;
+        }
+    }
+    base.to_string()
+}
+
+/// Label positions for wanted positions `ys` (sorted, top to bottom): each at least `gap`
+/// below the one above it, then, where that ran past `bottom`, `gap` above the one below
+/// it, so hot functions packed together at the end of the text do not print on top of
+/// each other.
+fn spread_labels(ys: &[f64], bottom: f64, gap: f64) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::with_capacity(ys.len());
+    let mut last = f64::NEG_INFINITY;
+    for &y in ys {
+        last = y.max(last + gap);
+        out.push(last);
+    }
+    let mut below = bottom + gap;
+    for y in out.iter_mut().rev() {
+        *y = y.min(below - gap);
+        below = *y;
+    }
+    out
+}
+
 fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -343,11 +383,10 @@ pub fn render_svg(
         })
         .collect();
     labels.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut last = f64::NEG_INFINITY;
+    let wanted: Vec<f64> = labels.iter().map(|(y, _)| *y).collect();
+    let ys = spread_labels(&wanted, top + h + 10.0, 13.0);
     let lx = left + w + 8.0;
-    for (y, f) in labels {
-        let ly = (y).max(last + 13.0).min(top + h + 10.0);
-        last = ly;
+    for ((y, f), ly) in labels.into_iter().zip(ys) {
         let pct = if total > 0 {
             100.0 * f.samples as f64 / total as f64
         } else {
@@ -364,7 +403,7 @@ pub fn render_svg(
             f.addr,
             f.size,
             f.samples,
-            escape_html(&shorten(&f.name, 26)),
+            escape_html(&shorten(&display_name(&f.name), 26)),
             pct
         );
     }
@@ -410,6 +449,37 @@ fn format_secs(t: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_read_as_function_names() {
+        assert_eq!(
+            display_name("_ZL7balanceP8BtCursor.__uniq.1234567890"),
+            "balance"
+        );
+        assert_eq!(display_name("sqlite3VdbeExec"), "sqlite3VdbeExec");
+        assert_eq!(display_name("compress.llvm.42"), "compress");
+        assert_eq!(display_name("_ZN6shapes4areaEv"), "shapes::area");
+        // Not a valid mangling: shown as it is, suffix dropped.
+        assert_eq!(display_name("_Zjunk.cold"), "_Zjunk");
+        assert_eq!(display_name(".hidden"), ".hidden");
+    }
+
+    #[test]
+    fn labels_near_the_bottom_are_pushed_up_not_stacked() {
+        // Four labels wanted within 3 px of the bottom (100): spaced 13 px apart, upwards.
+        let ys = spread_labels(&[10.0, 98.0, 99.0, 100.0, 100.0], 100.0, 13.0);
+        assert_eq!(ys, [10.0, 61.0, 74.0, 87.0, 100.0]);
+        // Room enough: each label where it is wanted.
+        assert_eq!(
+            spread_labels(&[5.0, 40.0, 90.0], 100.0, 13.0),
+            [5.0, 40.0, 90.0]
+        );
+        // Crowded at the top: pushed down.
+        assert_eq!(
+            spread_labels(&[0.0, 1.0, 2.0], 100.0, 13.0),
+            [0.0, 13.0, 26.0]
+        );
+    }
 
     #[test]
     fn hot_span_synthetic() {

@@ -132,7 +132,8 @@ fn counters_table(out: &mut String, b: &BenchmarkAnalysis) {
         out.push_str("<p class=\"legend\">No counters were recorded (<code>--counters none</code>, or no source available).</p>");
         return;
     }
-    out.push_str("<table class=\"counters\"><thead><tr><th class=\"l\">event</th><th class=\"l\">source</th>");
+    // Five variants with a change column each are wider than the page: the table scrolls.
+    out.push_str("<div class=\"scroll\"><table class=\"counters\"><thead><tr><th class=\"l\">event</th><th class=\"l\">source</th>");
     for (i, v) in b.variants.iter().enumerate() {
         let _ = write!(
             out,
@@ -171,7 +172,7 @@ fn counters_table(out: &mut String, b: &BenchmarkAnalysis) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table>");
+    out.push_str("</tbody></table></div>");
     for s in &b.counter_sources {
         let _ = write!(out, "<p class=\"legend\">{}</p>", e(s));
     }
