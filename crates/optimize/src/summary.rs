@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use kfdo_bench::analysis::{self, BenchmarkAnalysis};
-use kfdo_bench::report::{fmt_count, fmt_p, fmt_pct, fmt_time};
+use kfdo_bench::report::{fmt_counter_cell, fmt_p, fmt_pct, fmt_time};
 use kfdo_bench::stats;
 use kfdo_bench::store::Store;
 use serde::Serialize;
@@ -154,15 +154,7 @@ pub fn summarize(
                 write!(s, "| {} |", row.name)?;
                 let base = row.values.first().copied().flatten();
                 for (i, val) in row.values.iter().enumerate() {
-                    let cell = match (i, base, val) {
-                        (0, _, Some(x)) => fmt_count(*x),
-                        (_, Some(b0), Some(x)) if b0 != 0.0 => {
-                            format!("{} ({})", fmt_count(*x), fmt_pct((x / b0 - 1.0) * 100.0))
-                        }
-                        (_, _, Some(x)) => fmt_count(*x),
-                        _ => "–".into(),
-                    };
-                    write!(s, " {cell} |")?;
+                    write!(s, " {} |", fmt_counter_cell(i, base, *val))?;
                 }
                 writeln!(s)?;
             }

@@ -4,7 +4,9 @@
 
 use std::fmt::Write;
 
-use super::{escape_markdown as m, fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
+use super::{
+    escape_markdown as m, fmt_count, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time,
+};
 use crate::analysis::Analysis;
 use crate::store::Heatmap;
 
@@ -89,15 +91,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
                 let _ = write!(out, "| {} | {} |", m(&row.name), m(&row.source));
                 let base = row.values.first().copied().flatten();
                 for (i, v) in row.values.iter().enumerate() {
-                    let cell = match (i, base, v) {
-                        (0, _, Some(x)) => fmt_count(*x),
-                        (_, Some(b0), Some(x)) if b0 != 0.0 => {
-                            format!("{} ({})", fmt_count(*x), fmt_pct((x / b0 - 1.0) * 100.0))
-                        }
-                        (_, _, Some(x)) => fmt_count(*x),
-                        _ => "–".into(),
-                    };
-                    let _ = write!(out, " {cell} |");
+                    let _ = write!(out, " {} |", fmt_counter_cell(i, base, *v));
                 }
                 out.push('\n');
             }

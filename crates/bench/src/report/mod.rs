@@ -130,6 +130,19 @@ pub fn fmt_pct(x: f64) -> String {
     }
 }
 
+/// One cell of a counters table: the count of variant `index`, and after the baseline's
+/// (index 0) its change against the baseline, e.g. "15,000,332,421 (−9.7 %)".
+pub fn fmt_counter_cell(index: usize, base: Option<f64>, value: Option<f64>) -> String {
+    match (index, base, value) {
+        (0, _, Some(x)) => fmt_count(x),
+        (_, Some(b), Some(x)) if b != 0.0 => {
+            format!("{} ({})", fmt_count(x), fmt_pct((x / b - 1.0) * 100.0))
+        }
+        (_, _, Some(x)) => fmt_count(x),
+        _ => "–".into(),
+    }
+}
+
 /// "2.01× faster" / "1.05× slower" for a time ratio new / base.
 pub fn fmt_speed(ratio: f64) -> String {
     if !(ratio > 0.0) || !ratio.is_finite() {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use kfdo_bench::analysis::{self, BenchmarkAnalysis};
 use kfdo_bench::counters::{self, Choice};
-use kfdo_bench::report::{fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
+use kfdo_bench::report::{fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use kfdo_bench::runner::{self, Ending, Event, Plan, RunError, Shell, StopRule, Variant};
 use kfdo_bench::{env, stats, store::Store};
 
@@ -436,15 +436,7 @@ fn print_summary(a: &BenchmarkAnalysis) {
             print!("  {:28} {:12}", row.name, row.source);
             let base = row.values.first().copied().flatten();
             for (i, val) in row.values.iter().enumerate() {
-                let cell = match (i, base, val) {
-                    (0, _, Some(x)) => fmt_count(*x),
-                    (_, Some(b), Some(x)) if b != 0.0 => {
-                        format!("{} {}", fmt_count(*x), fmt_pct((x / b - 1.0) * 100.0))
-                    }
-                    (_, _, Some(x)) => fmt_count(*x),
-                    _ => "–".into(),
-                };
-                print!(" {cell:>24}");
+                print!(" {:>24}", fmt_counter_cell(i, base, *val));
             }
             println!();
         }
