@@ -52,25 +52,33 @@ pub fn gains(b: &BenchmarkAnalysis) -> Gains {
             }
         })
         .collect();
-    let gain = |n: &str| {
-        variants
-            .iter()
-            .find(|v| v.name == n)
-            .and_then(|v| v.gain_pct.map(|g| (g, v.significant)))
-    };
-    let autofdo_share_of_ifdo = match (gain("autofdo"), gain("ifdo")) {
-        (Some((a, _)), Some((i, true))) if i > 0.0 => Some(a / i),
-        _ => None,
-    };
-    let autofdo_minus_llvm_profgen = match (gain("autofdo"), gain("autofdo-llvm-profgen")) {
-        (Some((a, _)), Some((l, _))) => Some(a - l),
-        _ => None,
-    };
-    Gains {
-        benchmark: b.name.clone(),
-        variants,
-        autofdo_share_of_ifdo,
-        autofdo_minus_llvm_profgen,
+    Gains::new(b.name.clone(), variants)
+}
+
+impl Gains {
+    /// The gains of a benchmark's variants, and the two comparisons derived from them. A
+    /// share of PGO's gain exists only when both are gains and PGO's is significant.
+    fn new(benchmark: String, variants: Vec<VariantGain>) -> Gains {
+        let gain = |n: &str| {
+            variants
+                .iter()
+                .find(|v| v.name == n)
+                .and_then(|v| v.gain_pct.map(|g| (g, v.significant)))
+        };
+        let autofdo_share_of_ifdo = match (gain("autofdo"), gain("ifdo")) {
+            (Some((a, _)), Some((i, true))) if i > 0.0 && a > 0.0 => Some(a / i),
+            _ => None,
+        };
+        let autofdo_minus_llvm_profgen = match (gain("autofdo"), gain("autofdo-llvm-profgen")) {
+            (Some((a, _)), Some((l, _))) => Some(a - l),
+            _ => None,
+        };
+        Gains {
+            benchmark,
+            variants,
+            autofdo_share_of_ifdo,
+            autofdo_minus_llvm_profgen,
+        }
     }
 }
 
@@ -160,35 +168,8 @@ pub fn summarize(
             }
         }
         writeln!(s)?;
-        let af = g.variants.iter().find(|v| v.name == "autofdo");
-        if let (Some(share), Some(af)) = (g.autofdo_share_of_ifdo, af) {
-            let ifdo = g.variants.iter().find(|v| v.name == "ifdo");
-            writeln!(
-                s,
-                "- autofdo saves {:.2} % of the time: **{:.0} %** of instrumented PGO's {:.2} % (target: at least 90 %).",
-                af.gain_pct.unwrap_or(f64::NAN),
-                share * 100.0,
-                ifdo.and_then(|i| i.gain_pct).unwrap_or(f64::NAN)
-            )?;
-        } else if g.variants.iter().any(|v| v.name == "ifdo") {
-            writeln!(
-                s,
-                "- ifdo is not significantly faster than the baseline, so no share of its gain is given."
-            )?;
-        }
-        if let (Some(d), Some(af)) = (g.autofdo_minus_llvm_profgen, af) {
-            let lp = g
-                .variants
-                .iter()
-                .find(|v| v.name == "autofdo-llvm-profgen")
-                .and_then(|v| v.gain_pct)
-                .unwrap_or(f64::NAN);
-            writeln!(
-                s,
-                "- autofdo (kfdo's profile) saves {:.2} %, autofdo-llvm-profgen {lp:.2} %: {:+.2} points (target: at least the same gain).",
-                af.gain_pct.unwrap_or(f64::NAN),
-                d
-            )?;
+        for line in verdict_lines(&g) {
+            writeln!(s, "- {line}")?;
         }
         writeln!(s)?;
         for w in &b.warnings {
@@ -197,4 +178,114 @@ pub fn summarize(
         all.push(g);
     }
     Ok((s, all))
+}
+
+/// "saves 9.08 %" or "is 8.88 % slower": a gain in words, so a regression never reads as
+/// a negative saving.
+fn change_words(gain_pct: f64) -> String {
+    if gain_pct >= 0.0 {
+        format!("saves {gain_pct:.2} %")
+    } else {
+        format!("is {:.2} % slower", -gain_pct)
+    }
+}
+
+/// The two comparisons the issue asks for: autofdo's gain as a share of instrumented
+/// PGO's, and against llvm-profgen's profile. A share is given only when both gains are
+/// gains (and PGO's is significant): a share of a loss says nothing.
+fn verdict_lines(g: &Gains) -> Vec<String> {
+    let find = |n: &str| g.variants.iter().find(|v| v.name == n);
+    let mut out = Vec::new();
+    let (Some(af), Some(af_gain)) = (find("autofdo"), find("autofdo").and_then(|v| v.gain_pct))
+    else {
+        return out;
+    };
+    if let Some(ifdo) = find("ifdo") {
+        let ifdo_gain = ifdo.gain_pct.unwrap_or(f64::NAN);
+        match g.autofdo_share_of_ifdo {
+            Some(share) => out.push(format!(
+                "autofdo saves {af_gain:.2} % of the time: **{:.0} %** of instrumented PGO's {ifdo_gain:.2} % (target: at least 90 %).",
+                share * 100.0
+            )),
+            _ if !ifdo.significant || ifdo_gain <= 0.0 => out.push(
+                "ifdo is not significantly faster than the baseline, so no share of its gain is given."
+                    .into(),
+            ),
+            _ => out.push(format!(
+                "autofdo {}{} while instrumented PGO {}: no share of PGO's gain is given; the \
+                 counters and heat maps show where the profile led the compiler astray.",
+                change_words(af_gain),
+                if af.significant { " (significant)" } else { " (not significant)" },
+                change_words(ifdo_gain)
+            )),
+        }
+    }
+    if let (Some(d), Some(lp)) = (
+        g.autofdo_minus_llvm_profgen,
+        find("autofdo-llvm-profgen").and_then(|v| v.gain_pct),
+    ) {
+        out.push(format!(
+            "autofdo (kfdo's profile) {}, autofdo-llvm-profgen {}: {d:+.2} points (target: at least the same gain).",
+            change_words(af_gain),
+            change_words(lp)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gains(list: &[(&str, f64, bool)]) -> Gains {
+        let variants: Vec<VariantGain> = list
+            .iter()
+            .map(|&(name, g, significant)| VariantGain {
+                name: name.into(),
+                mean_s: 1.0,
+                gain_pct: Some(g),
+                gain_lo_pct: Some(g - 1.0),
+                gain_hi_pct: Some(g + 1.0),
+                p: Some(if significant { 0.001 } else { 0.5 }),
+                significant,
+            })
+            .collect();
+        Gains::new("b".into(), variants)
+    }
+
+    #[test]
+    fn a_gain_is_a_share_of_pgo_and_a_loss_is_called_a_loss() {
+        let win = verdict_lines(&gains(&[
+            ("autofdo", 9.08, true),
+            ("autofdo-llvm-profgen", 9.65, true),
+            ("ifdo", 10.84, true),
+        ]));
+        assert_eq!(win.len(), 2, "{win:?}");
+        assert!(
+            win[0].contains("**84 %** of instrumented PGO's 10.84 %"),
+            "{win:?}"
+        );
+        assert!(win[1].contains("saves 9.08 %, autofdo-llvm-profgen saves 9.65 %: -0.57 points"));
+
+        // lua5.4 as measured: autofdo slower, PGO barely faster. No "-723 %" share.
+        let loss = verdict_lines(&gains(&[
+            ("autofdo", -8.88, true),
+            ("autofdo-llvm-profgen", -8.48, true),
+            ("ifdo", 1.23, true),
+        ]));
+        assert!(
+            loss[0].starts_with(
+                "autofdo is 8.88 % slower (significant) while instrumented PGO saves 1.23 %"
+            ),
+            "{loss:?}"
+        );
+        assert!(!loss.iter().any(|l| l.contains("saves -")), "{loss:?}");
+        assert!(loss[1].contains("is 8.88 % slower, autofdo-llvm-profgen is 8.48 % slower"));
+
+        let flat = verdict_lines(&gains(&[("autofdo", 2.0, true), ("ifdo", 0.5, false)]));
+        assert_eq!(
+            flat,
+            ["ifdo is not significantly faster than the baseline, so no share of its gain is given."]
+        );
+    }
 }
