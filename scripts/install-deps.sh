@@ -4,7 +4,10 @@
 set -euo pipefail
 
 PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
-          pkg-config libclang-rt-19-dev chromium)
+          pkg-config libclang-rt-19-dev chromium
+          # Debian source packages (dpkg-source) and what the bundled recipes and benches
+          # run: sqlite3's amalgamation needs tclsh and make; the benches use time and bc.
+          dpkg-dev tcl make time bc)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
