@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use crate::cache::{file_name, Cache, Done};
 use crate::exec::{Log, Stdout};
-use crate::progress::{Ending, Progress};
+use crate::progress::Progress;
 use crate::recipe::Recipe;
 use crate::variant::Variant;
 
@@ -124,7 +124,7 @@ impl Ctx {
         let done = self
             .cache
             .save(step, &key, outputs, facts, t0.elapsed().as_secs_f64())?;
-        bar.finish(Ending::Ran);
+        bar.finish();
         Ok(done)
     }
 

@@ -19,11 +19,6 @@ pub struct Progress {
     t0: Instant,
 }
 
-/// How a step ended, for its closing line.
-pub enum Ending {
-    Ran,
-}
-
 pub struct StepBar<'a> {
     progress: &'a Progress,
     name: String,
@@ -130,13 +125,15 @@ impl Progress {
 }
 
 impl StepBar<'_> {
-    pub fn finish(mut self, ending: Ending) {
+    /// The step ran to completion: its closing line with the time it took.
+    pub fn finish(mut self) {
         self.close();
         let p = self.progress;
-        let how = match ending {
-            Ending::Ran => format!("done in {}", fmt_secs(self.t0.elapsed().as_secs_f64())),
-        };
-        p.say(format!("[{}/{}] {}: {how}", self.index, p.total, self.name));
+        let took = fmt_secs(self.t0.elapsed().as_secs_f64());
+        p.say(format!(
+            "[{}/{}] {}: done in {took}",
+            self.index, p.total, self.name
+        ));
     }
 
     fn close(&mut self) {

@@ -190,14 +190,16 @@ fn change_words(gain_pct: f64) -> String {
     }
 }
 
-/// The two comparisons the issue asks for: autofdo's gain as a share of instrumented
+/// The summary's two comparisons: autofdo's gain as a share of instrumented
 /// PGO's, and against llvm-profgen's profile. A share is given only when both gains are
 /// gains (and PGO's is significant): a share of a loss says nothing.
 fn verdict_lines(g: &Gains) -> Vec<String> {
     let find = |n: &str| g.variants.iter().find(|v| v.name == n);
     let mut out = Vec::new();
-    let (Some(af), Some(af_gain)) = (find("autofdo"), find("autofdo").and_then(|v| v.gain_pct))
-    else {
+    let Some(af) = find("autofdo") else {
+        return out;
+    };
+    let Some(af_gain) = af.gain_pct else {
         return out;
     };
     if let Some(ifdo) = find("ifdo") {
