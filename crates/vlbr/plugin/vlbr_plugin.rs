@@ -30,7 +30,8 @@
 #![allow(non_camel_case_types, clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
-use std::ptr::null_mut;
+use std::mem::MaybeUninit;
+use std::ptr::{addr_of_mut, null_mut};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering::*};
 use std::sync::{Mutex, OnceLock};
 
@@ -220,41 +221,46 @@ fn is_kernel(a: u64) -> bool {
 // ---- per translation block ---------------------------------------------------------
 //
 // The execution callback runs once per executed TB (about every 5 guest instructions), so
-// it must be short and load nothing that is not already in cache. It does branch on
-// whether the previous block's branch was taken: the host has just predicted the guest's
-// own branch on that outcome, and the measured cost of this branch is lower than that of
-// the branch-free update it replaced. So:
+// it must be short. What it costs is mostly its memory operations, so each block leaves
+// one word behind for the next (`Vcpu::prev`, below "the word"), and the next block reads
+// it and writes its own: one load and one store per block when no branch is taken.
 //
-// - Packed blocks (the common case, without counters): `udata` is the block itself,
-//   bits 0..48 its start (sign-extended: kernel addresses fit too), bits 48..60 the offset
-//   of its last instruction, bits 60..64 that instruction's size; the kind of the last
-//   instruction is a const parameter of the callback (one instantiation per kind).
-// - Descriptor blocks (counters on, a block with a LOCK prefix, or one that does not
-//   pack): `udata` points to a `Desc` in a contiguous arena.
+// The word of a block describes the branch that ends it:
+// - bits 16..64: the block's start (48-bit addresses, sign-extended: kernel ones fit too,
+//   and one arithmetic shift gets it back), bits 4..16: the offset of its last
+//   instruction from the start;
+// - bits 0..4, the tag: 0, an unconditional transfer (taken whatever its target, so
+//   `call next; pop` counts); 2..=15, a conditional branch of that many bytes, taken
+//   unless the next block starts right after it; 1 (`TAG_SPECIAL`), no packed form:
+//   bits 16..64 then hold 0 (`NO_BRANCH`), 1 (`THREAD_START`), or the address of the
+//   block's `Desc` (blocks with a LOCK prefix, and blocks whose addresses do not pack).
 //
-// Either way the callback leaves behind, for the next block, what decides whether the
-// branch ending this block was taken (`Vcpu::prev_*`): its source, the one successor that
-// means "not taken" (the fall-through of a conditional, else an address no block has),
-// and whether it can be taken at all. The next block then computes "taken" and, only
-// when the branch counts, advances the ring and the period count.
+// Filters are decided when a block is translated: a block on a side the filter drops
+// (user or kernel) records no branch into it and leaves `NO_BRANCH`, so no branch out of
+// it is recorded either. Only the counting callback, which counts every branch, filters
+// at run time.
+//
+// The callback also branches on "taken": the host has just predicted the guest's own
+// branch on that outcome, and the measured cost of this branch is lower than that of
+// branch-free code.
 
-/// No block starts here (not a canonical address): unconditional transfers compare their
-/// successor with it, so they are always taken.
+const TAG_SPECIAL: u64 = 1;
+/// The word of a block that ends without a branch (or whose branches the filter drops).
+const NO_BRANCH: u64 = special(0);
+/// The word a thread starts with (also after `rt_sigreturn` before its first block).
+const THREAD_START: u64 = special(1);
+/// No block starts here (not a canonical address): the "not taken" successor of an
+/// unconditional transfer.
 const NEVER: u64 = 0x8000_0000_0000_0000;
-/// `Vcpu::prev_flags`: the branch can be taken (bit 0), is conditional (bit 1), the thread
-/// has not run a block yet (bit 2, set with `need_ids`: sends the next block down the slow
-/// path); the rest is the address of the block's descriptor when it holds a LOCK prefix,
-/// else 0.
-const F_CAN_TAKE: u64 = 1;
-const F_COND: u64 = 2;
-const F_NEED: u64 = 4;
-const F_BITS: u64 = F_CAN_TAKE | F_COND | F_NEED;
+const MASK48: u64 = (1 << 48) - 1;
 
 #[repr(C, align(8))]
 struct Desc {
     start: u64,
     last: u64,
     end: u64,
+    /// The word this block leaves.
+    leave: u64,
     n_insns: u32,
     kind: u8,
     /// The block holds a LOCK-prefixed instruction: an atomic restart (QEMU re-running the
@@ -263,16 +269,15 @@ struct Desc {
     first_is_lock: bool,
 }
 
-/// Flags (without the descriptor) a block ending in an instruction of kind `k` leaves.
+/// Whether a block ending in an instruction of kind `k` can branch out.
 #[inline(always)]
-fn kind_flags(k: u8, system: bool) -> u64 {
+fn can_branch(k: u8, system: bool) -> bool {
     match k {
-        K_NONE => 0,
-        K_COND => F_CAN_TAKE | F_COND,
+        K_NONE => false,
         // In user mode QEMU performs system calls itself and resumes at the next
         // instruction: no branch, as user-only LBR filtering gives on hardware.
-        K_SYSCALL | K_SYSRET => system as u64,
-        _ => F_CAN_TAKE,
+        K_SYSCALL | K_SYSRET => system,
+        _ => true,
     }
 }
 
@@ -281,17 +286,91 @@ fn sext48(x: u64) -> u64 {
     ((x << 16) as i64 >> 16) as u64
 }
 
-/// The packed `udata` of a block, when it packs.
-fn pack(start: u64, last: u64, end: u64) -> Option<u64> {
+/// A special word carrying `payload` (< 2^48).
+const fn special(payload: u64) -> u64 {
+    payload << 16 | TAG_SPECIAL
+}
+
+#[inline(always)]
+fn word_tag(w: u64) -> u64 {
+    w & 0xf
+}
+
+/// The start of the block a packed word describes.
+#[inline(always)]
+fn word_start(w: u64) -> u64 {
+    ((w as i64) >> 16) as u64
+}
+
+/// The last instruction of the block a packed word describes.
+#[inline(always)]
+fn word_last(w: u64) -> u64 {
+    word_start(w).wrapping_add((w >> 4) & 0xfff)
+}
+
+/// What a special word carries.
+#[inline(always)]
+fn word_payload(w: u64) -> u64 {
+    w >> 16
+}
+
+/// The packed word of a block that can branch out, when it packs.
+fn pack(start: u64, last: u64, end: u64, kind: u8) -> Option<u64> {
     if sext48(start) != start || last < start || end < last {
         return None;
     }
     let off = last - start;
-    let size = end - last;
-    if off > 0xfff || size > 0xf {
+    let tag = if kind == K_COND { end - last } else { 0 };
+    if off > 0xfff || tag > 0xf || (kind == K_COND && tag < 2) {
         return None;
     }
-    Some((start & 0xffff_ffff_ffff) | off << 48 | size << 60)
+    Some(start << 16 | off << 4 | tag)
+}
+
+/// Whether the filter keeps branches from or to a block at `start` (0: all, 1: user
+/// only, 2: kernel only; kernel = upper half).
+#[inline(always)]
+fn side_kept(filter: u8, addr: u64) -> bool {
+    match filter {
+        1 => !is_kernel(addr),
+        2 => is_kernel(addr),
+        _ => true,
+    }
+}
+
+/// A branch a word describes: its source, the successor that means "not taken"
+/// (`NEVER` for unconditional transfers), and whether it is conditional.
+struct Branch {
+    from: u64,
+    cmp: u64,
+    cond: bool,
+}
+
+/// The branch a word describes, if any (the slow path's decoder).
+fn decode(w: u64, system: bool) -> Option<Branch> {
+    let tag = word_tag(w);
+    if tag != TAG_SPECIAL {
+        let from = word_last(w);
+        return Some(Branch {
+            from,
+            cmp: if tag == 0 { NEVER } else { from + tag },
+            cond: tag != 0,
+        });
+    }
+    let p = word_payload(w);
+    if w == NO_BRANCH || w == THREAD_START {
+        return None;
+    }
+    let d = unsafe { &*(p as *const Desc) };
+    if !can_branch(d.kind, system) {
+        return None;
+    }
+    let cond = d.kind == K_COND;
+    Some(Branch {
+        from: d.last,
+        cmp: if cond { d.end } else { NEVER },
+        cond,
+    })
 }
 
 /// Descriptors, allocated in chunks and never freed (QEMU may run a block's code for as
@@ -306,7 +385,7 @@ static ARENA: Mutex<Arena> = Mutex::new(Arena {
     left: 0,
 });
 
-fn alloc_desc(d: Desc) -> *const Desc {
+fn alloc_desc(d: Desc) -> *mut Desc {
     const CHUNK: usize = 1 << 14;
     let mut a = ARENA.lock().unwrap_or_else(|e| e.into_inner());
     if a.left == 0 {
@@ -397,11 +476,8 @@ impl Counts {
 #[repr(C, align(64))]
 struct Vcpu {
     // Hot: touched for every executed block (first cache line).
-    /// The previous block's last instruction, the successor that means its branch was
-    /// not taken, and `F_*` flags.
-    prev_from: u64,
-    prev_cmp: u64,
-    prev_flags: u64,
+    /// The word the previous block left (see "per translation block").
+    prev: u64,
     need_ids: bool,
     system: bool,
     filter: u8,
@@ -433,6 +509,8 @@ const MAX_VCPUS: usize = 4096;
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_VCPU: AtomicPtr<Vcpu> = AtomicPtr::new(null_mut());
 static VCPUS: [AtomicPtr<Vcpu>; MAX_VCPUS] = [NO_VCPU; MAX_VCPUS];
+/// The state of vCPU 0 (`VCPUS[0]` points here), written at install.
+static mut VCPU0: MaybeUninit<Vcpu> = MaybeUninit::uninit();
 /// Counters of vCPUs that have exited, for this process.
 static DONE_COUNTS: Mutex<Counts> = Mutex::new(Counts {
     insns: [0; 2],
@@ -451,9 +529,7 @@ fn new_vcpu() -> Box<Vcpu> {
     let cap = (depth + 1).next_power_of_two();
     assert!(cap <= RING_CAP);
     Box::new(Vcpu {
-        prev_from: 0,
-        prev_cmp: NEVER,
-        prev_flags: F_NEED,
+        prev: THREAD_START,
         need_ids: true,
         system: c.system,
         filter: c.filter,
@@ -780,120 +856,144 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
                 kind = k;
             }
         }
-        // A user-mode recording with the user filter (the default) runs filter-free packed
-        // callbacks: every packed block is then user code, and a block at a kernel
-        // address (the vsyscall page) goes down the descriptor path, whose branches the
-        // runtime filter drops (see `desc_prev`).
-        let packed = if cfg().counters || has_lock || (user_filter_free() && is_kernel(start)) {
-            None
+        let c = cfg();
+        let branches = can_branch(kind, c.system);
+        let kept = side_kept(c.filter, start);
+        let packed = if branches {
+            pack(start, last, end, kind)
         } else {
-            pack(start, last, end)
+            Some(NO_BRANCH)
         };
         let (cb, ud): (VcpuUdataCb, u64) = match packed {
-            Some(p) => (packed_cb(kind), p),
-            None => {
-                let d = alloc_desc(Desc {
-                    start,
-                    last,
-                    end,
-                    n_insns: n as u32,
-                    kind,
-                    has_lock,
-                    first_is_lock,
-                });
-                let cb: VcpuUdataCb = if cfg().counters {
-                    on_tb_exec_counting
-                } else {
-                    on_tb_exec_desc
-                };
-                (cb, d as u64)
-            }
+            _ if c.counters || has_lock => desc_cb(start, last, end, n, kind, has_lock, first_is_lock),
+            None => desc_cb(start, last, end, n, kind, has_lock, first_is_lock),
+            Some(_) if !kept => (on_tb_exec_fast::<FAST_SILENT>, 0),
+            Some(NO_BRANCH) => (on_tb_exec_fast::<FAST_END_NONE>, start),
+            Some(w) => (on_tb_exec_fast::<FAST_PACKED>, w),
         };
         qemu_plugin_register_vcpu_tb_exec_cb(tb, cb, QEMU_PLUGIN_CB_NO_REGS, ud as *mut c_void);
     }
 }
 
-/// The execution callback of a packed block ending in an instruction of kind `k`.
-fn packed_cb(k: u8) -> VcpuUdataCb {
-    macro_rules! by_kind {
-        ($f:literal, $s:literal) => {
-            match k {
-                K_COND => on_tb_exec_packed::<K_COND, $f, $s>,
-                K_JMP => on_tb_exec_packed::<K_JMP, $f, $s>,
-                K_CALL => on_tb_exec_packed::<K_CALL, $f, $s>,
-                K_RET => on_tb_exec_packed::<K_RET, $f, $s>,
-                K_IND_JMP => on_tb_exec_packed::<K_IND_JMP, $f, $s>,
-                K_IND_CALL => on_tb_exec_packed::<K_IND_CALL, $f, $s>,
-                K_FAR => on_tb_exec_packed::<K_FAR, $f, $s>,
-                K_SYSCALL => on_tb_exec_packed::<K_SYSCALL, $f, $s>,
-                K_SYSRET => on_tb_exec_packed::<K_SYSRET, $f, $s>,
-                _ => on_tb_exec_packed::<K_NONE, $f, $s>,
-            }
-        };
-    }
+/// The callback and descriptor of a block that takes the slow path.
+fn desc_cb(
+    start: u64,
+    last: u64,
+    end: u64,
+    n: usize,
+    kind: u8,
+    has_lock: bool,
+    first_is_lock: bool,
+) -> (VcpuUdataCb, u64) {
     let c = cfg();
-    if user_filter_free() {
-        return by_kind!(0, false);
-    }
-    match (c.filter, c.system) {
-        (0, false) => by_kind!(0, false),
-        (2, false) => by_kind!(2, false),
-        (0, true) => by_kind!(0, true),
-        (1, true) => by_kind!(1, true),
-        _ => by_kind!(2, true),
-    }
+    let d = alloc_desc(Desc {
+        start,
+        last,
+        end,
+        leave: NO_BRANCH,
+        n_insns: n as u32,
+        kind,
+        has_lock,
+        first_is_lock,
+    });
+    // The counting callback filters at run time; the other leaves no branch out of a
+    // block the filter drops.
+    let branches = can_branch(kind, c.system) && (c.counters || side_kept(c.filter, start));
+    let leave = match pack(start, last, end, kind) {
+        _ if !branches => NO_BRANCH,
+        Some(w) if !has_lock => w,
+        _ => {
+            assert!(d as u64 <= MASK48, "vlbr: descriptor address does not fit 48 bits");
+            special(d as u64)
+        }
+    };
+    unsafe { (*d).leave = leave };
+    let cb: VcpuUdataCb = if c.counters {
+        on_tb_exec_desc::<true>
+    } else {
+        on_tb_exec_desc::<false>
+    };
+    (cb, d as u64)
 }
 
-/// One executed block starting at `start`; it leaves (`last`, `cmp`, `flags`) behind.
-/// `filter` is the filter (a constant in the packed callbacks).
-#[inline(always)]
-fn exec(v: &mut Vcpu, start: u64, last: u64, cmp: u64, flags: u64, filter: u8, counting: bool) {
-    let from = std::mem::replace(&mut v.prev_from, last);
-    let pcmp = std::mem::replace(&mut v.prev_cmp, cmp);
-    let pflags = std::mem::replace(&mut v.prev_flags, flags);
-    if pflags & F_NEED != 0 {
-        return exec_first(v, from, pcmp, pflags, start, counting);
+// The fast callbacks, one per kind of block (`udata` in brackets):
+/// A block that can branch out and packs [its word].
+const FAST_PACKED: u8 = 0;
+/// A block that ends without a branch, or with a system call in user mode [its start].
+const FAST_END_NONE: u8 = 1;
+/// A block on the side the filter drops: no branch into or out of it is recorded [-].
+const FAST_SILENT: u8 = 2;
+
+/// vCPU 0 (the only one of single-threaded programs) goes straight to its state, a
+/// static (no pointer to load); the others go through the index, out of line, so that the
+/// fast path saves no registers and takes no jump.
+extern "C" fn on_tb_exec_fast<const KIND: u8>(vcpu_index: c_uint, ud: *mut c_void) {
+    if vcpu_index != 0 {
+        return fast_by_index::<KIND>(vcpu_index, ud as u64);
     }
-    record(v, from, pcmp, pflags, start, filter, counting);
+    // SAFETY: set up at install, before any block runs; only vCPU 0's thread touches it.
+    fast_body::<KIND>(unsafe { &mut *addr_of_mut!(VCPU0).cast::<Vcpu>() }, ud as u64);
 }
 
 #[cold]
 #[inline(never)]
-fn exec_first(v: &mut Vcpu, from: u64, pcmp: u64, pflags: u64, start: u64, counting: bool) {
-    if v.need_ids {
-        first_in_thread(v, start);
+fn fast_by_index<const KIND: u8>(vcpu_index: c_uint, ud: u64) {
+    if let Some(v) = vcpu(vcpu_index) {
+        fast_body::<KIND>(v, ud);
     }
-    let filter = v.filter;
-    record(v, from, pcmp, pflags, start, filter, counting);
 }
 
-/// The previous block's branch (`from`, `pcmp`, `pflags`), followed by the block at `to`.
 #[inline(always)]
-fn record(v: &mut Vcpu, from: u64, pcmp: u64, pflags: u64, to: u64, filter: u8, counting: bool) {
-    let taken = (to != pcmp) as u64 & pflags & F_CAN_TAKE;
-    let kf = is_kernel(from);
-    if counting {
-        v.counts.cond[kf as usize] += (pflags & F_COND) >> 1;
-        v.counts.taken[kf as usize] += taken;
-    }
-    let keep = match filter {
-        1 => !kf & !is_kernel(to),
-        2 => kf & is_kernel(to),
-        _ => true,
-    };
-    let rec = taken & keep as u64;
-    // A branch rather than branch-free code: not-taken conditionals then skip the ring
-    // and the period check, and the host predicts this branch about as well as it
-    // predicted the guest's own branch a moment earlier (measured: vLBR/qemu 1.56x ->
-    // 1.51x on speedtest1, with the plugin alone). (`mask` < RING_CAP.)
-    if rec != 0 {
-        v.nbr += 1;
-        let i = (v.nbr & v.mask as u64) as usize & (RING_CAP - 1);
-        v.ring[i] = (from, to);
-        if v.nbr == v.next {
-            v.next += v.period;
-            sample(v, to);
+fn fast_body<const KIND: u8>(v: &mut Vcpu, ud: u64) {
+    match KIND {
+        FAST_PACKED => {
+            let w = std::mem::replace(&mut v.prev, ud);
+            arrive(v, w, word_start(ud));
         }
+        FAST_END_NONE => {
+            let w = std::mem::replace(&mut v.prev, NO_BRANCH);
+            arrive(v, w, ud);
+        }
+        _ => v.prev = NO_BRANCH,
+    }
+}
+
+/// The block at `to` follows the block whose word is `w`.
+#[inline(always)]
+fn arrive(v: &mut Vcpu, w: u64, to: u64) {
+    let tag = word_tag(w);
+    if tag == TAG_SPECIAL {
+        return arrive_special(v, w, to);
+    }
+    let from = word_last(w);
+    if tag != 0 && to == from.wrapping_add(tag) {
+        return;
+    }
+    push(v, from, to);
+}
+
+#[cold]
+#[inline(never)]
+fn arrive_special(v: &mut Vcpu, w: u64, to: u64) {
+    if v.need_ids {
+        first_in_thread(v, to);
+    }
+    if let Some(b) = decode(w, v.system) {
+        if to != b.cmp && side_kept(v.filter, b.from) && side_kept(v.filter, to) {
+            push(v, b.from, to);
+        }
+    }
+}
+
+/// Puts a taken branch into the ring, and samples every `period` of them.
+#[inline(always)]
+fn push(v: &mut Vcpu, from: u64, to: u64) {
+    v.nbr += 1;
+    let i = (v.nbr & v.mask as u64) as usize & (RING_CAP - 1);
+    v.ring[i] = (from, to);
+    if v.nbr == v.next {
+        v.next += v.period;
+        sample(v, to);
     }
 }
 
@@ -931,136 +1031,78 @@ fn sample(v: &mut Vcpu, ip: u64) {
     maybe_flush(v);
 }
 
-extern "C" fn on_tb_exec_packed<const K: u8, const FILTER: u8, const SYSTEM: bool>(
-    vcpu_index: c_uint,
-    ud: *mut c_void,
-) {
-    let v = match VCPUS.get(vcpu_index as usize) {
-        Some(slot) => slot.load(Acquire),
-        None => return,
-    };
-    if v.is_null() {
-        return packed_new_vcpu::<K, FILTER, SYSTEM>(vcpu_index, ud);
-    }
-    {
-        let v = unsafe { &mut *v };
-        let p = ud as u64;
-        let start = sext48(p);
-        let last = start.wrapping_add((p >> 48) & 0xfff);
-        let cmp = if K == K_COND {
-            last.wrapping_add(p >> 60)
-        } else {
-            NEVER
-        };
-        exec(v, start, last, cmp, kind_flags(K, SYSTEM), FILTER, false);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn packed_new_vcpu<const K: u8, const FILTER: u8, const SYSTEM: bool>(i: c_uint, ud: *mut c_void) {
-    if vcpu(i).is_some() {
-        on_tb_exec_packed::<K, FILTER, SYSTEM>(i, ud);
-    }
-}
-
-/// User mode with the user filter: the packed callbacks need no filter (see `on_tb_trans`).
-#[inline]
-fn user_filter_free() -> bool {
-    let c = cfg();
-    !c.system && c.filter == 1
-}
-
-/// What a descriptor block leaves behind: (`cmp`, `flags`).
-#[inline(always)]
-fn desc_prev(d: &Desc, system: bool) -> (u64, u64) {
-    let cmp = if d.kind == K_COND { d.end } else { NEVER };
-    let mut flags = kind_flags(d.kind, system);
-    if !system && is_kernel(d.start) && user_filter_free() {
-        // The next block may be a filter-free packed one: a branch out of kernel code
-        // must not reach the ring there, as the user filter would drop it.
-        flags &= !F_CAN_TAKE;
-    }
-    if d.has_lock {
-        flags |= d as *const Desc as u64;
-    }
-    (cmp, flags)
-}
-
 /// An atomic instruction that QEMU restarts alone in a one-instruction block (parallel
 /// guests) interrupts the previous block before its last instruction: no branch. Only
-/// descriptor blocks hold LOCK prefixes.
-#[inline(always)]
-fn lock_restart(v: &Vcpu, d: &Desc) -> bool {
-    let p = v.prev_flags & !F_BITS;
-    if !d.first_is_lock || p == 0 {
+/// descriptor blocks hold LOCK prefixes, and they leave their descriptor in their word.
+fn lock_restart(w: u64, d: &Desc) -> bool {
+    if !d.first_is_lock || word_tag(w) != TAG_SPECIAL || w == NO_BRANCH || w == THREAD_START {
         return false;
     }
+    let p = word_payload(w);
     let p = unsafe { &*(p as *const Desc) };
-    d.start > p.start && d.start < p.end
+    p.has_lock && d.start > p.start && d.start < p.end
 }
 
-#[cold]
-#[inline(never)]
-fn exec_lock_restart(v: &mut Vcpu, d: &Desc, counting: bool) {
-    let (cmp, flags) = desc_prev(d, v.system);
-    v.prev_from = d.last;
-    v.prev_cmp = cmp;
-    v.prev_flags = flags;
-    // (Never the first block of a thread: a restart follows the block it interrupted.)
+/// The slow path: blocks with LOCK prefixes or addresses that do not pack, and every
+/// block when counting (`COUNTING`: instructions, cache and TLB models, branches by kind).
+extern "C" fn on_tb_exec_desc<const COUNTING: bool>(vcpu_index: c_uint, ud: *mut c_void) {
+    let d = unsafe { &*(ud as *const Desc) };
+    let v = match vcpu(vcpu_index) {
+        Some(v) => v,
+        None => return,
+    };
+    if COUNTING {
+        count_block(v, d);
+    }
+    let w = std::mem::replace(&mut v.prev, d.leave);
     if v.need_ids {
         first_in_thread(v, d.start);
     }
-    let _ = counting;
-}
-
-extern "C" fn on_tb_exec_desc(vcpu_index: c_uint, ud: *mut c_void) {
-    let d = unsafe { &*(ud as *const Desc) };
-    if let Some(v) = vcpu(vcpu_index) {
-        if lock_restart(v, d) {
-            return exec_lock_restart(v, d, false);
-        }
-        let (cmp, flags) = desc_prev(d, v.system);
-        let filter = v.filter;
-        exec(v, d.start, d.last, cmp, flags, filter, false);
+    if lock_restart(w, d) {
+        return;
+    }
+    let b = match decode(w, v.system) {
+        Some(b) => b,
+        None => return,
+    };
+    let taken = d.start != b.cmp;
+    if COUNTING {
+        let kf = is_kernel(b.from) as usize;
+        v.counts.cond[kf] += b.cond as u64;
+        v.counts.taken[kf] += taken as u64;
+    }
+    if taken && side_kept(v.filter, b.from) && side_kept(v.filter, d.start) {
+        push(v, b.from, d.start);
     }
 }
 
-extern "C" fn on_tb_exec_counting(vcpu_index: c_uint, ud: *mut c_void) {
-    let tb = unsafe { &*(ud as *const Desc) };
-    if let Some(v) = vcpu(vcpu_index) {
-        let k = is_kernel(tb.start) as usize;
-        v.counts.insns[k] += tb.n_insns as u64;
-        let c = cfg();
-        let mut line = tb.start & !(c.l1i_line - 1);
-        while line < tb.end {
-            v.counts.l1i_access[k] += 1;
-            if v.l1i.access(line) {
-                v.counts.l1i_miss[k] += 1;
-            }
-            line += c.l1i_line;
+/// Instructions, and L1i and iTLB accesses and misses, of one executed block.
+fn count_block(v: &mut Vcpu, tb: &Desc) {
+    let k = is_kernel(tb.start) as usize;
+    v.counts.insns[k] += tb.n_insns as u64;
+    let c = cfg();
+    let mut line = tb.start & !(c.l1i_line - 1);
+    while line < tb.end {
+        v.counts.l1i_access[k] += 1;
+        if v.l1i.access(line) {
+            v.counts.l1i_miss[k] += 1;
         }
-        let mut page = tb.start & !(c.itlb_page - 1);
-        while page < tb.end {
-            v.counts.itlb_access[k] += 1;
-            if v.itlb.access(page) {
-                v.counts.itlb_miss[k] += 1;
-            }
-            page += c.itlb_page;
+        line += c.l1i_line;
+    }
+    let mut page = tb.start & !(c.itlb_page - 1);
+    while page < tb.end {
+        v.counts.itlb_access[k] += 1;
+        if v.itlb.access(page) {
+            v.counts.itlb_miss[k] += 1;
         }
-        if lock_restart(v, tb) {
-            return exec_lock_restart(v, tb, true);
-        }
-        let (cmp, flags) = desc_prev(tb, v.system);
-        let filter = v.filter;
-        exec(v, tb.start, tb.last, cmp, flags, filter, true);
+        page += c.itlb_page;
     }
 }
 
 extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, i: c_uint) {
     if let Some(v) = vcpu(i) {
         // A vCPU index can be reused by a new guest thread: start it afresh.
-        v.prev_flags = F_NEED;
+        v.prev = THREAD_START;
         v.next -= v.nbr;
         v.nbr = 0;
         v.need_ids = true;
@@ -1119,7 +1161,7 @@ extern "C" fn on_syscall(
             write_counters(v);
             flush_all();
         }
-        SYS_RT_SIGRETURN => v.prev_flags = if v.need_ids { F_NEED } else { 0 },
+        SYS_RT_SIGRETURN => v.prev = if v.need_ids { THREAD_START } else { NO_BRANCH },
         _ => {}
     }
 }
@@ -1415,6 +1457,9 @@ pub unsafe extern "C" fn qemu_plugin_install(
     put_u64(&mut hdr, now_ns());
     let _ = CONFIG.set(c);
     flush(&mut hdr);
+    let v0 = addr_of_mut!(VCPU0).cast::<Vcpu>();
+    v0.write(*new_vcpu());
+    VCPUS[0].store(v0, Release);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
     qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
     qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
