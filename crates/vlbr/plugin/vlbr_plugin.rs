@@ -869,6 +869,7 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             None => desc_cb(start, last, end, n, kind, has_lock, first_is_lock),
             Some(_) if !kept => (on_tb_exec_fast::<FAST_SILENT>, 0),
             Some(NO_BRANCH) => (on_tb_exec_fast::<FAST_END_NONE>, start),
+            Some(w) if start == last && kind != K_COND => (on_tb_exec_fast::<FAST_PACKED_SELF>, w),
             Some(w) => (on_tb_exec_fast::<FAST_PACKED>, w),
         };
         qemu_plugin_register_vcpu_tb_exec_cb(tb, cb, QEMU_PLUGIN_CB_NO_REGS, ud as *mut c_void);
@@ -923,6 +924,10 @@ const FAST_PACKED: u8 = 0;
 const FAST_END_NONE: u8 = 1;
 /// A block on the side the filter drops: no branch into or out of it is recorded [-].
 const FAST_SILENT: u8 = 2;
+/// A block that is one unconditional transfer [its word]: the only kind of block an
+/// unconditional transfer to its own address can arrive at (a block starting at a branch
+/// instruction ends with it), so the only one that checks for it (see `arrive`).
+const FAST_PACKED_SELF: u8 = 3;
 
 /// vCPU 0 (the only one of single-threaded programs) goes straight to its state, a
 /// static (no pointer to load); the others go through the index, out of line, so that the
@@ -948,25 +953,35 @@ fn fast_body<const KIND: u8>(v: &mut Vcpu, ud: u64) {
     match KIND {
         FAST_PACKED => {
             let w = std::mem::replace(&mut v.prev, ud);
-            arrive(v, w, word_start(ud));
+            arrive::<false>(v, w, word_start(ud));
+        }
+        FAST_PACKED_SELF => {
+            let w = std::mem::replace(&mut v.prev, ud);
+            arrive::<true>(v, w, word_start(ud));
         }
         FAST_END_NONE => {
             let w = std::mem::replace(&mut v.prev, NO_BRANCH);
-            arrive(v, w, ud);
+            arrive::<false>(v, w, ud);
         }
         _ => v.prev = NO_BRANCH,
     }
 }
 
 /// The block at `to` follows the block whose word is `w`.
+///
+/// Not taken: the next block starts right after a conditional branch (`from + tag`). With
+/// an unconditional transfer (tag 0) the same test would match a transfer to its own
+/// address; only a block starting with an unconditional transfer can be its target, and
+/// only such blocks (`SELF`) pay for checking the tag. (Leaving the check out of the
+/// others measured 4 % less time under QEMU.)
 #[inline(always)]
-fn arrive(v: &mut Vcpu, w: u64, to: u64) {
+fn arrive<const SELF: bool>(v: &mut Vcpu, w: u64, to: u64) {
     let tag = word_tag(w);
     if tag == TAG_SPECIAL {
         return arrive_special(v, w, to);
     }
     let from = word_last(w);
-    if tag != 0 && to == from.wrapping_add(tag) {
+    if to == from.wrapping_add(tag) && (!SELF || tag != 0) {
         return;
     }
     push(v, from, to);

@@ -362,6 +362,53 @@ fn threads_and_fork_child_are_recorded_exactly() {
     }
 }
 
+/// A return to its own address, once per call: `ret` pops its own address, runs again,
+/// then returns after the asm.
+const SELF_RET_C: &str = r#"
+#include <stdio.h>
+__attribute__((noinline)) static void self_ret(void) {
+  __asm__ volatile("lea 1f(%%rip), %%rax\n push %%rax\n"
+                   "lea 2f(%%rip), %%rax\n push %%rax\n"
+                   "jmp 2f\n"
+                   "2: ret\n"
+                   "1:\n" ::: "rax", "memory");
+}
+int main(void) {
+  for (int i = 0; i < 1000; i++) self_ret();
+  puts("ok");
+  return 0;
+}
+"#;
+
+#[test]
+fn a_transfer_to_its_own_address_is_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(dir.path(), "selfret", SELF_RET_C, &["-no-pie", "-fno-pie"]);
+    let text = sections(&exe)[".text"];
+    // The fast path, and the counting path (every block through its descriptor).
+    for counting in [false, true] {
+        let data = dir.path().join(format!("self-{counting}.data"));
+        let mut cfg = RecordConfig::new(&exe, &data).period(1).depth(1);
+        if counting {
+            cfg = cfg.counters(dir.path().join("c.json"));
+        }
+        assert_eq!(record_user(&cfg).unwrap().exit_code, 0);
+        let mut to_self: HashMap<u64, u64> = HashMap::new();
+        for (_, br) in &read_perf(&data).samples {
+            let (f, t) = br[0];
+            if f == t && text.0 <= f && f < text.1 {
+                *to_self.entry(f).or_insert(0) += 1;
+            }
+        }
+        let counts: Vec<u64> = to_self.values().copied().collect();
+        assert_eq!(
+            counts,
+            [1000],
+            "counters {counting}: branches to themselves {to_self:x?}"
+        );
+    }
+}
+
 #[test]
 fn period_1_depth_32_is_a_sliding_window_and_ip_is_target() {
     let dir = tempfile::tempdir().unwrap();
