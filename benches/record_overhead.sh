@@ -3,7 +3,8 @@
 # with clang-19 -O2) natively, under plain qemu-x86_64, and under
 #   kfdo record --method emulated   (vLBR plugin, period 10007, 32-entry stacks)
 # and, with --counters, the emulated counters too. Runs are interleaved (ROUNDS rounds of
-# each), and ratios are printed from medians of this one run. Not a timed test.
+# each), and ratios are printed from medians of this one run, and as the median of each
+# round's own ratio. Not a timed test.
 #
 #   benches/record_overhead.sh [ROUNDS] [SIZE]        (defaults: 5 rounds, --size 20)
 # KFDO_BIN=path uses that kfdo binary instead of building target/release/kfdo.
@@ -56,3 +57,8 @@ printf '  vLBR + counters   %8.3f\n' "${med[vlbr_counters]}"
 printf 'ratios: vLBR / qemu = %.2fx   vLBR+counters / qemu = %.2fx   vLBR / native = %.2fx   qemu / native = %.2fx\n' \
   "$(echo "${med[vlbr]} / ${med[qemu]}" | bc -l)" "$(echo "${med[vlbr_counters]} / ${med[qemu]}" | bc -l)" \
   "$(echo "${med[vlbr]} / ${med[native]}" | bc -l)" "$(echo "${med[qemu]} / ${med[native]}" | bc -l)"
+# The machine's speed drifts between rounds; each round's own ratio cancels the drift.
+paired() { paste -d' ' <(echo "${times[$1]}" | tr ' ' '\n' | grep .) <(echo "${times[$2]}" | tr ' ' '\n' | grep .) |
+  awk '{print $1 / $2}' | median; }
+printf 'medians of the per-round ratios: vLBR / qemu = %.2fx   vLBR+counters / qemu = %.2fx\n' \
+  "$(paired vlbr qemu)" "$(paired vlbr_counters qemu)"
