@@ -18,6 +18,7 @@
 pub mod counters;
 pub mod hw;
 pub mod maps;
+mod outfile;
 mod perfout;
 pub mod plugin;
 pub mod stream;

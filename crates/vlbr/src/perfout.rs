@@ -67,6 +67,8 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
         path: output.to_path_buf(),
         what,
     };
+    // Mode 0600, as `perf record` gives its perf.data: a recording shows addresses (with
+    // the kernel's KASLR offset) to whoever can read it.
     let tmp = tempfile::Builder::new()
         .prefix(".kfdo-tmp-")
         .tempfile_in(&dir)

@@ -8,6 +8,44 @@
 use crate::Error;
 use std::path::Path;
 
+/// The finished capture file, mapped rather than read: a long recording's stream can be
+/// far larger than the memory it is worth holding (and mapping saves a copy).
+pub(crate) enum CaptureBytes {
+    Mapped(memmap2::Mmap),
+    /// Missing or empty: QEMU did not get as far as writing the header.
+    Empty,
+}
+
+impl std::ops::Deref for CaptureBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            CaptureBytes::Mapped(m) => m,
+            CaptureBytes::Empty => &[],
+        }
+    }
+}
+
+/// Maps the capture QEMU has finished writing (it has exited). With
+/// `KFDO_VLBR_KEEP_STREAM=PATH` a copy is kept there, for debugging the plugin.
+pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
+    let bytes = match std::fs::File::open(path) {
+        // SAFETY: the file is in this process's private temporary directory and nothing
+        // writes it any more.
+        Ok(f) if f.metadata().map(|m| m.len() > 0).unwrap_or(false) => {
+            match unsafe { memmap2::Mmap::map(&f) } {
+                Ok(m) => CaptureBytes::Mapped(m),
+                Err(_) => CaptureBytes::Empty,
+            }
+        }
+        _ => CaptureBytes::Empty,
+    };
+    if let Some(keep) = std::env::var_os("KFDO_VLBR_KEEP_STREAM") {
+        let _ = std::fs::write(keep, &*bytes);
+    }
+    bytes
+}
+
 pub const MAGIC: &[u8; 8] = b"KFDOVLB1";
 const HEADER_LEN: usize = 8 + 8 + 4 + 4 + 4 + 4 + 8;
 

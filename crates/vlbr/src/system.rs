@@ -215,10 +215,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         warnings.push(format!("QEMU exited with {status}"));
     }
 
-    let data = std::fs::read(&stream_path).unwrap_or_default();
-    if let Some(keep) = std::env::var_os("KFDO_VLBR_KEEP_STREAM") {
-        let _ = std::fs::write(keep, &data);
-    }
+    let data = crate::stream::map_capture(&stream_path);
     let qemu_failed = || Error::Program {
         program: qemu.display().to_string(),
         what: format!("exited with {status} before the guest ran (see its message above)"),

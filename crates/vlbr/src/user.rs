@@ -99,11 +99,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         _ => (1, None),
     };
 
-    let data = std::fs::read(&stream_path).unwrap_or_default();
-    // For debugging the plugin: keep a copy of the raw capture.
-    if let Some(keep) = std::env::var_os("KFDO_VLBR_KEEP_STREAM") {
-        let _ = std::fs::write(keep, &data);
-    }
+    let data = crate::stream::map_capture(&stream_path);
     let stream = Stream::parse(&stream_path, &data).map_err(|_| Error::Program {
         program: launch.display.clone(),
         what: format!(
@@ -223,9 +219,7 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
         path: path.to_path_buf(),
         what,
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kfdo-tmp-")
-        .tempfile_in(&dir)
+    let mut tmp = crate::outfile::temp_output_in(&dir)
         .map_err(|e| out_err(format!("cannot create a file in {}: {e}", dir.display())))?;
     serde_json::to_writer_pretty(tmp.as_file_mut(), v)
         .map_err(|e| out_err(format!("cannot write: {e}")))?;

@@ -553,11 +553,23 @@ fn exit_status_args_env_and_output_pass_through() {
     let out = record_user(
         &RecordConfig::new(&exe, &data)
             .args(["10"])
-            .env("KFDO_TEST_EXIT", "7"),
+            .env("KFDO_TEST_EXIT", "7")
+            .counters(dir.path().join("c.json")),
     )
     .unwrap();
     assert_eq!(out.exit_code, 7);
-    assert!(data.exists());
+    // perf.data is private, as perf record makes it; the counters JSON gets the mode any
+    // file created here gets (0666 less the umask), not the temporary file's 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, b"").unwrap();
+    assert_eq!(mode(&data), 0o600, "perf.data");
+    assert_eq!(
+        mode(&dir.path().join("c.json")),
+        mode(&plain),
+        "counters JSON"
+    );
 }
 
 #[test]
