@@ -357,11 +357,10 @@ fn decode(w: u64, system: bool) -> Option<Branch> {
             cond: tag != 0,
         });
     }
-    let p = word_payload(w);
     if w == NO_BRANCH || w == THREAD_START {
         return None;
     }
-    let d = unsafe { &*(p as *const Desc) };
+    let d = unsafe { &*(word_payload(w) as *const Desc) };
     if !can_branch(d.kind, system) {
         return None;
     }
@@ -422,6 +421,17 @@ impl Lru {
             shift: granule.max(1).trailing_zeros(),
             tags: vec![u64::MAX; (sets as usize) * ways],
         }
+    }
+    /// Touches every granule of `[start, end)`: (granules touched, misses).
+    fn access_range(&mut self, start: u64, end: u64) -> (u64, u64) {
+        let (mut n, mut miss) = (0, 0);
+        let mut g = start >> self.shift;
+        while g << self.shift < end {
+            n += 1;
+            miss += self.access(g << self.shift) as u64;
+            g += 1;
+        }
+        (n, miss)
     }
     /// Touches the granule holding `addr`; true on a miss.
     #[inline]
@@ -859,13 +869,15 @@ extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         let c = cfg();
         let branches = can_branch(kind, c.system);
         let kept = side_kept(c.filter, start);
-        let packed = if branches {
+        // The word a fast callback leaves; None sends the block down the slow path.
+        let packed = if c.counters || has_lock {
+            None
+        } else if branches {
             pack(start, last, end, kind)
         } else {
             Some(NO_BRANCH)
         };
         let (cb, ud): (VcpuUdataCb, u64) = match packed {
-            _ if c.counters || has_lock => desc_cb(start, last, end, n, kind, has_lock, first_is_lock),
             None => desc_cb(start, last, end, n, kind, has_lock, first_is_lock),
             Some(_) if !kept => (on_tb_exec_fast::<FAST_SILENT>, 0),
             Some(NO_BRANCH) => (on_tb_exec_fast::<FAST_END_NONE>, start),
@@ -1095,23 +1107,12 @@ extern "C" fn on_tb_exec_desc<const COUNTING: bool>(vcpu_index: c_uint, ud: *mut
 fn count_block(v: &mut Vcpu, tb: &Desc) {
     let k = is_kernel(tb.start) as usize;
     v.counts.insns[k] += tb.n_insns as u64;
-    let c = cfg();
-    let mut line = tb.start & !(c.l1i_line - 1);
-    while line < tb.end {
-        v.counts.l1i_access[k] += 1;
-        if v.l1i.access(line) {
-            v.counts.l1i_miss[k] += 1;
-        }
-        line += c.l1i_line;
-    }
-    let mut page = tb.start & !(c.itlb_page - 1);
-    while page < tb.end {
-        v.counts.itlb_access[k] += 1;
-        if v.itlb.access(page) {
-            v.counts.itlb_miss[k] += 1;
-        }
-        page += c.itlb_page;
-    }
+    let (n, miss) = v.l1i.access_range(tb.start, tb.end);
+    v.counts.l1i_access[k] += n;
+    v.counts.l1i_miss[k] += miss;
+    let (n, miss) = v.itlb.access_range(tb.start, tb.end);
+    v.counts.itlb_access[k] += n;
+    v.counts.itlb_miss[k] += miss;
 }
 
 extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, i: c_uint) {
