@@ -123,6 +123,28 @@ fn missing_command_is_a_clear_error_and_writes_nothing() {
 }
 
 #[test]
+fn missing_output_directory_is_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let o = kfdo()
+        .args(["record", "--method", "emulated", "-o"])
+        .arg(missing.join("perf.data"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "the directory {} does not exist: create it",
+            missing.display()
+        )),
+        "{err}"
+    );
+    assert!(!missing.exists());
+}
+
+#[test]
 fn failing_command_keeps_its_status_and_the_profile() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("perf.data");

@@ -13,3 +13,18 @@ pub(crate) fn temp_output_in(dir: &Path) -> std::io::Result<tempfile::NamedTempF
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
 }
+
+/// Why no temporary file could be made in `dir`, and what to do about it.
+pub(crate) fn create_error(dir: &Path, e: &std::io::Error) -> String {
+    if !dir.is_dir() {
+        return format!(
+            "the directory {} does not exist: create it, or write the output elsewhere",
+            dir.display()
+        );
+    }
+    format!(
+        "cannot create a file in {}: {} (check that it is writable and the disk is not full)",
+        dir.display(),
+        std::io::Error::from(e.kind())
+    )
+}

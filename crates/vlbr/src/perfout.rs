@@ -72,7 +72,7 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
     let tmp = tempfile::Builder::new()
         .prefix(".kfdo-tmp-")
         .tempfile_in(&dir)
-        .map_err(|e| out_err(format!("cannot create a file in {}: {e}", dir.display())))?;
+        .map_err(|e| out_err(crate::outfile::create_error(&dir, &e)))?;
     let written = write_to(tmp.path(), inp).map_err(|e| out_err(format!("{e}")))?;
     tmp.persist(output)
         .map_err(|e| out_err(format!("cannot rename into place: {}", e.error)))?;

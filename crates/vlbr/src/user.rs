@@ -220,7 +220,7 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
         what,
     };
     let mut tmp = crate::outfile::temp_output_in(&dir)
-        .map_err(|e| out_err(format!("cannot create a file in {}: {e}", dir.display())))?;
+        .map_err(|e| out_err(crate::outfile::create_error(&dir, &e)))?;
     serde_json::to_writer_pretty(tmp.as_file_mut(), v)
         .map_err(|e| out_err(format!("cannot write: {e}")))?;
     use std::io::Write;
