@@ -1,6 +1,6 @@
 //! `kfdo profile` against the reference converter, llvm-profgen-19, on the same
 //! input: real programs built with clang-19 at test time, branch stacks from
-//! kfdo's emulated LBR (the `kfdo-vlbr` recorder: every taken branch under
+//! kfdo's emulated LBR (the `kfdo-record` emulated recorder: every taken branch under
 //! qemu-x86_64, sampled every PERIOD branches with the last 32 records, newest
 //! first, as Intel LBR sampling on the taken-branch event writes them).
 //!
@@ -31,11 +31,11 @@ fn record(source: &str, args: &[&str], period: u64, extra_cflags: &[&str]) -> Re
     let dir = tmp.path().to_path_buf();
     let bin = build(source, &dir, extra_cflags);
     let data = dir.join("perf.data");
-    let cfg = kfdo_vlbr::RecordConfig::new(bin.as_os_str(), &data)
+    let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
         .args(args.iter().copied())
         .period(period);
     let outcome =
-        kfdo_vlbr::record_user(&cfg).unwrap_or_else(|e| panic!("recording {source}: {e}"));
+        kfdo_record::record_user(&cfg).unwrap_or_else(|e| panic!("recording {source}: {e}"));
     assert_eq!(outcome.exit_code, 0, "{source} failed under emulation");
     assert!(
         outcome.samples > 1000,
@@ -339,10 +339,10 @@ fn raw_profiles_merge_exactly() {
     let a = record("interp.c", &["18"], 17, &[]);
     let b_dir = tempfile::tempdir().unwrap();
     let b_data = b_dir.path().join("b.data");
-    let cfg = kfdo_vlbr::RecordConfig::new(a.bin.as_os_str(), &b_data)
+    let cfg = kfdo_record::RecordConfig::new(a.bin.as_os_str(), &b_data)
         .args(["19"])
         .period(23);
-    kfdo_vlbr::record_user(&cfg).unwrap();
+    kfdo_record::record_user(&cfg).unwrap();
     let d = &a.dir;
     let (ra, rb) = (d.join("a.raw"), d.join("b.raw"));
     kfdo_profile(

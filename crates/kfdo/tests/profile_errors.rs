@@ -23,10 +23,10 @@ fn fixture() -> &'static Fixture {
         let dir = tmp.path().to_path_buf();
         let bin = build("lz.c", &dir, &[]);
         let data = dir.join("lz.data");
-        let cfg = kfdo_vlbr::RecordConfig::new(bin.as_os_str(), &data)
+        let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
             .args(["100000"])
             .period(211);
-        kfdo_vlbr::record_user(&cfg).unwrap();
+        kfdo_record::record_user(&cfg).unwrap();
         Fixture {
             _dir: tmp,
             dir,

@@ -31,7 +31,7 @@ pub struct ProfileFile {
 /// The recording method: `auto` resolved here (and said), so the step key
 /// and the conversion know what kind of samples they get.
 pub fn resolve_method(requested: &str) -> anyhow::Result<(String, Vec<String>)> {
-    use kfdo_vlbr::hw::Capabilities;
+    use kfdo_record::hardware::Capabilities;
     let caps = Capabilities::detect();
     if requested == "auto" {
         let (m, why) = caps.choose_auto();

@@ -1,4 +1,4 @@
-//! `--counters emulated`: the counters of kfdo's QEMU plugin (kfdo-vlbr), the
+//! `--counters emulated`: the counters of kfdo's QEMU plugin (kfdo-record), the
 //! same numbers `kfdo record --method emulated --counters FILE.json` writes.
 //!
 //! The command runs once under `qemu-x86_64` with the plugin: instructions,
@@ -36,7 +36,7 @@ const QEMU: &str = "qemu-x86_64";
 
 /// Counters from kfdo's QEMU plugin; see the module documentation.
 pub struct Emulated {
-    cache: kfdo_vlbr::CacheModel,
+    cache: kfdo_record::CacheModel,
 }
 
 impl Emulated {
@@ -57,7 +57,7 @@ impl Emulated {
             );
         }
         Ok(Emulated {
-            cache: kfdo_vlbr::CacheModel::default(),
+            cache: kfdo_record::CacheModel::default(),
         })
     }
 }
@@ -220,13 +220,13 @@ fn size(b: u64) -> String {
 /// The table rows for a counters file of the plugin: user-mode counts under
 /// the names perf and cachegrind use where the meaning is the same, kernel
 /// counts (system emulation only) prefixed with "kernel".
-pub fn emulated_counters(file: &kfdo_vlbr::CountersFile) -> Vec<Counter> {
+pub fn emulated_counters(file: &kfdo_record::CountersFile) -> Vec<Counter> {
     let m = &file.model;
     let l1i = format!("L1i misses (model {} {}-way)", size(m.l1i_size), m.l1i_ways);
     // At most 28 characters, the width of `kfdo compare`'s name column;
     // the line and page sizes are in the source's description.
     let itlb = format!("iTLB misses (model {}-entry)", m.itlb_entries);
-    let rows = |d: &kfdo_vlbr::DomainCounts| {
+    let rows = |d: &kfdo_record::DomainCounts| {
         [
             ("instructions".to_string(), d.instructions),
             ("taken branches".to_string(), d.taken_branches),
@@ -262,7 +262,7 @@ pub fn emulated_counters(file: &kfdo_vlbr::CountersFile) -> Vec<Counter> {
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Points fds 0, 1 and 2 at /dev/null, /dev/null and `err` until dropped.
-/// kfdo-vlbr gives the program this process's standard streams, and a counted
+/// kfdo-record gives the program this process's standard streams, and a counted
 /// run, like the cachegrind and perf ones, must neither print into kfdo's
 /// output nor read its input.
 struct Redirect {
@@ -354,7 +354,7 @@ impl Source for Emulated {
     fn describe(&self) -> String {
         let m = &self.cache;
         format!(
-            "kfdo's QEMU plugin (kfdo-vlbr, as `kfdo record --method emulated --counters`), one run \
+            "kfdo's QEMU plugin (kfdo-record, as `kfdo record --method emulated --counters`), one run \
              per variant under qemu-x86_64 user mode, the program and the processes it forks: \
              instructions and taken / conditional branches are exact user-mode counts; L1i misses \
              ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages) come from an LRU \
@@ -379,7 +379,7 @@ impl Source for Emulated {
         let json = dir.path().join("counters.json");
         // Only the counters are wanted: one sample per 2^62 taken branches
         // (none, in practice) with one record keeps the perf.data tiny.
-        let mut cfg = kfdo_vlbr::RecordConfig::new(&cmd.argv[0], dir.path().join("perf.data"))
+        let mut cfg = kfdo_record::RecordConfig::new(&cmd.argv[0], dir.path().join("perf.data"))
             .args(cmd.argv[1..].iter().map(OsString::from))
             .period(1 << 62)
             .depth(1)
@@ -394,7 +394,7 @@ impl Source for Emulated {
         let outcome = {
             let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
             let _redirect = Redirect::new(&err)?;
-            kfdo_vlbr::record_user(&cfg)
+            kfdo_record::record_user(&cfg)
         };
         let stderr = runner::tail_of(&mut err, 2000)?;
         let outcome =
@@ -419,7 +419,7 @@ impl Source for Emulated {
         let file = outcome.counters.ok_or_else(|| CounterError::Parse {
             source_name: NAME,
             path: json.display().to_string(),
-            reason: "kfdo-vlbr returned no counters".into(),
+            reason: "kfdo-record returned no counters".into(),
         })?;
         Ok(emulated_counters(&file))
     }
@@ -481,9 +481,9 @@ mod tests {
 
     #[test]
     fn rows_use_the_shared_names() {
-        let mut file = kfdo_vlbr::CountersFile {
+        let mut file = kfdo_record::CountersFile {
             source: "kfdo-vlbr emulated counters".into(),
-            model: kfdo_vlbr::CacheModel::default(),
+            model: kfdo_record::CacheModel::default(),
             total: Default::default(),
             processes: Vec::new(),
         };

@@ -1,7 +1,7 @@
 //! `kfdo capabilities`: what this machine can record, and why not.
 
 use crate::output::Global;
-use kfdo_vlbr::hw::{Capabilities, Method};
+use kfdo_record::hardware::{Capabilities, Method};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]

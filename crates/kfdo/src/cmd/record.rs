@@ -4,7 +4,7 @@
 
 use crate::output::Global;
 use anyhow::{bail, Context};
-use kfdo_vlbr::hw::{self, Method};
+use kfdo_record::hardware::{self as hw, Method};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -17,10 +17,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "auto")]
     method: MethodArg,
     /// Sample every N taken branches (a prime avoids locking onto loop periods).
-    #[arg(short = 'c', long, default_value_t = kfdo_vlbr::DEFAULT_PERIOD)]
+    #[arg(short = 'c', long, default_value_t = kfdo_record::DEFAULT_PERIOD)]
     period: u64,
     /// Branch records per sample (emulated; hardware gives what it has).
-    #[arg(long, default_value_t = kfdo_vlbr::DEFAULT_DEPTH)]
+    #[arg(long, default_value_t = kfdo_record::DEFAULT_DEPTH)]
     depth: u32,
     /// Also write emulated counters (instructions, branches, L1i / iTLB misses) as JSON.
     #[arg(long, value_name = "FILE")]
@@ -151,7 +151,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     }
 }
 
-fn cache_model(a: &Args) -> anyhow::Result<kfdo_vlbr::CacheModel> {
+fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
     let nums = |s: &str, what: &str, n: usize| -> anyhow::Result<Vec<u64>> {
         let v: Result<Vec<u64>, _> = s.split(':').map(|x| x.trim().parse::<u64>()).collect();
         match v {
@@ -161,7 +161,7 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_vlbr::CacheModel> {
     };
     let l = nums(&a.l1i, "l1i", 3)?;
     let t = nums(&a.itlb, "itlb", 2)?;
-    let m = kfdo_vlbr::CacheModel {
+    let m = kfdo_record::CacheModel {
         l1i_size: l[0],
         l1i_ways: l[1] as u32,
         l1i_line: l[2],
@@ -174,7 +174,7 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_vlbr::CacheModel> {
 }
 
 fn run_emulated(a: &Args, g: &Global) -> anyhow::Result<i32> {
-    let mut cfg = kfdo_vlbr::RecordConfig::new(a.command[0].clone(), a.output.clone())
+    let mut cfg = kfdo_record::RecordConfig::new(a.command[0].clone(), a.output.clone())
         .args(a.command[1..].iter().cloned())
         .period(a.period)
         .depth(a.depth);
@@ -182,7 +182,7 @@ fn run_emulated(a: &Args, g: &Global) -> anyhow::Result<i32> {
     cfg.cache = cache_model(a)?;
     cfg.qemu = a.qemu.clone();
     cfg.handle_signals = true;
-    let out = kfdo_vlbr::record_user(&cfg).with_context(|| {
+    let out = kfdo_record::record_user(&cfg).with_context(|| {
         format!(
             "recording {} under emulation",
             a.command[0].to_string_lossy()
@@ -261,7 +261,7 @@ fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
         .kernel
         .clone()
         .context("--emulated-kernel needs --kernel BZIMAGE")?;
-    let mut cfg = kfdo_vlbr::SystemConfig::new(kernel, a.output.clone());
+    let mut cfg = kfdo_record::SystemConfig::new(kernel, a.output.clone());
     cfg.initrd = a.initrd.clone();
     cfg.append = a.append.clone();
     cfg.vmlinux = a.vmlinux.clone();
@@ -271,13 +271,13 @@ fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
     cfg.cache = cache_model(a)?;
     cfg.qemu = a.qemu_system.clone();
     cfg.filter = if a.user_only {
-        kfdo_vlbr::Filter::User
+        kfdo_record::Filter::User
     } else if a.kernel_and_user {
-        kfdo_vlbr::Filter::All
+        kfdo_record::Filter::All
     } else {
-        kfdo_vlbr::Filter::Kernel
+        kfdo_record::Filter::Kernel
     };
-    let out = kfdo_vlbr::record_system(&cfg).context("recording the kernel under emulation")?;
+    let out = kfdo_record::record_system(&cfg).context("recording the kernel under emulation")?;
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }

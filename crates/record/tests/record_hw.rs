@@ -1,7 +1,7 @@
 //! Hardware-path detection and perf command construction, from the machine fixtures in
 //! tests/fixtures/hw (see record-fixture.sh and synthesize-fixtures.sh there).
 
-use kfdo_vlbr::hw::{perf_record_command, shell_words, Capabilities, Method, Scope, Vendor};
+use kfdo_record::hardware::{perf_record_command, shell_words, Capabilities, Method, Scope, Vendor};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> Capabilities {
@@ -129,7 +129,7 @@ fn paranoid_and_failed_probe_are_explained() {
         .unwrap_err()
         .contains("perf_event_paranoid is 3"));
     c.is_root = true;
-    c.probe = Some(kfdo_vlbr::hw::Probe {
+    c.probe = Some(kfdo_record::hardware::Probe {
         branch_ok: false,
         message: "PMU Hardware doesn't support sampling/overflow-interrupts".into(),
     });

@@ -1,36 +1,20 @@
-//! kfdo-vlbr: emulated last-branch records ("vLBR") and emulated counters under QEMU.
-//!
-//! A QEMU TCG plugin (`plugin/vlbr_plugin.rs`, built by `build.rs` and embedded here) sees
-//! every taken branch of the guest and keeps the last 32 per vCPU; every PERIOD taken
-//! branches it takes a sample, as Intel LBR sampling on `br_inst_retired.near_taken` does.
-//! This library runs QEMU with the plugin and turns what it captured into a real perf.data
-//! (through `kfdo-perf`'s writer): attr with a branch stack, COMM/FORK events, MMAP2 events
-//! for the program and every library it maps, and build-ids in the header.
-//!
-//! ```no_run
-//! use kfdo_vlbr::{record_user, RecordConfig};
-//! let cfg = RecordConfig::new("./a.out", "perf.data").args(["100"]).period(10007);
-//! let outcome = record_user(&cfg)?;
-//! std::process::exit(outcome.exit_code);
-//! # Ok::<(), kfdo_vlbr::Error>(())
-//! ```
+//! Emulated recording: a program (user mode, `qemu-x86_64`) or a kernel (system mode,
+//! `qemu-system-x86_64`) runs under QEMU with the vLBR plugin, which sees every taken
+//! branch of the guest, keeps the last 32 per vCPU and takes a sample every PERIOD taken
+//! branches, as Intel LBR sampling on `br_inst_retired.near_taken` does. What it captured
+//! becomes a real perf.data (through `kfdo-perf`'s writer): attr with a branch stack,
+//! COMM/FORK events, MMAP2 events for the program and every library it maps, and build-ids
+//! in the header.
 
 pub mod counters;
-pub mod hw;
 pub mod maps;
-mod outfile;
 mod perfout;
 pub mod plugin;
 pub mod stream;
-mod system;
-mod user;
+pub mod system;
+pub mod user;
 
-pub use counters::{CacheModel, Counters, CountersFile, DomainCounts};
-pub use system::{
-    kernel_command_line, record_system, Filter, KernelElf, SystemConfig, SystemOutcome,
-};
-pub use user::record_user;
-
+use crate::emulated::counters::{CacheModel, CountersFile};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -38,40 +22,6 @@ use std::path::PathBuf;
 pub const DEFAULT_PERIOD: u64 = 10007;
 /// Branch records per sample, as Intel LBR on recent cores.
 pub const DEFAULT_DEPTH: u32 = 32;
-
-/// Errors of recording. Each names the file or program involved and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{program}: command not found (checked {how}); give a path or fix PATH")]
-    ProgramNotFound { program: String, how: String },
-    #[error("{program}: {what}")]
-    Program { program: String, what: String },
-    #[error(
-        "cannot run {qemu}: {source} (install the qemu-user package: apt-get install qemu-user)"
-    )]
-    Qemu {
-        qemu: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: at byte {offset}: {what}")]
-    Stream {
-        path: PathBuf,
-        offset: usize,
-        what: String,
-    },
-    #[error("{path}: {what}")]
-    Output { path: PathBuf, what: String },
-    #[error("{0}")]
-    Io(String),
-    #[error("bad setting: {0}")]
-    Config(String),
-}
-
-impl Error {
-    fn io(what: impl std::fmt::Display, e: std::io::Error) -> Error {
-        Error::Io(format!("{what}: {e}"))
-    }
-}
 
 /// What to record, and how.
 #[derive(Debug, Clone)]

@@ -1,10 +1,10 @@
 //! User mode: run a program under `qemu-x86_64` with the plugin, pass its exit status
 //! through, and write the perf.data.
 
-use crate::counters::{Counters, CountersFile, ProcessCounters};
-use crate::maps::{self, ElfInfo};
-use crate::plugin::{qemu_opt_escape, PluginFile};
-use crate::stream::{Event, Stream, Tail};
+use crate::emulated::counters::{Counters, CountersFile, ProcessCounters};
+use crate::emulated::maps::{self, ElfInfo};
+use crate::emulated::plugin::{qemu_opt_escape, PluginFile};
+use crate::emulated::stream::{Event, Stream, Tail};
 use crate::{Error, RecordConfig, RecordOutcome};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -99,7 +99,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         _ => (1, None),
     };
 
-    let data = crate::stream::map_capture(&stream_path);
+    let data = crate::emulated::stream::map_capture(&stream_path);
     let stream = Stream::parse(&stream_path, &data).map_err(|_| Error::Program {
         program: launch.display.clone(),
         what: format!(
@@ -155,9 +155,9 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
     let maps = maps::normalize(&cap.raw_maps, cap.first_pc, &launch.exe, &mut elves);
     cap.raw_maps.clear();
     let comm = comm_of(&launch.exe);
-    let written = crate::perfout::write(
+    let written = crate::emulated::perfout::write(
         &cfg.output,
-        &crate::perfout::Input {
+        &crate::emulated::perfout::Input {
             header: &stream.header,
             stream: &stream,
             maps: &maps,
@@ -234,11 +234,11 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
 
 /// Side-band events of the capture (everything but samples), in stream order.
 pub(crate) struct Capture {
-    pub raw_maps: Vec<crate::stream::MmapRec>,
+    pub raw_maps: Vec<crate::emulated::stream::MmapRec>,
     pub threads: Vec<(u64, i32, i32)>,
     pub forks: Vec<(u64, i32, i32, i32, i32)>,
     pub exits: Vec<(u64, i32, i32, i32)>,
-    pub counters: Vec<(i32, crate::stream::RawCounts)>,
+    pub counters: Vec<(i32, crate::emulated::stream::RawCounts)>,
     pub pids: Vec<i32>,
     pub first_pc: Option<u64>,
     pub ended: bool,

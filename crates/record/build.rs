@@ -15,7 +15,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    let so = out.join("libkfdo_vlbr_plugin.so");
+    let so = out.join("libkfdo_record_plugin.so");
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let target = std::env::var("TARGET").unwrap_or_default();
     let mut cmd = Command::new(rustc);
@@ -25,7 +25,7 @@ fn main() {
         "--crate-type",
         "cdylib",
         "--crate-name",
-        "kfdo_vlbr_plugin",
+        "kfdo_record_plugin",
     ])
     .args([
         "-C",

@@ -7,7 +7,7 @@
 //! the load bias is computed from the ELF program headers and one MMAP2 per executable
 //! PT_LOAD segment is produced, as the kernel's ELF loader would map it.
 
-use crate::stream::{MmapRec, MAP_FROM_MAPS};
+use crate::emulated::stream::{MmapRec, MAP_FROM_MAPS};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! builds its program with clang-19 at test time and runs the real tools.
 
 use kfdo_perf::{PerfData, Record};
-use kfdo_vlbr::{record_user, RecordConfig};
+use kfdo_record::{record_user, RecordConfig};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

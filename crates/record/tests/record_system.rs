@@ -3,7 +3,7 @@
 //! `${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`; skipped (with a message) when it is not
 //! there. (`crates/kfdo/tests/record_kernel.rs` builds it with `KFDO_KERNEL_TESTS=1`.)
 
-use kfdo_vlbr::{record_system, Filter, KernelElf, SystemConfig};
+use kfdo_record::{record_system, Filter, KernelElf, SystemConfig};
 use std::path::PathBuf;
 
 fn cache() -> Option<PathBuf> {

@@ -1,7 +1,7 @@
 //! The vLBR QEMU TCG plugin: emulated last-branch records and counters.
 //!
-//! Built by `crates/vlbr/build.rs` as a standalone `cdylib` with plain `rustc` (no crates),
-//! embedded in the `kfdo-vlbr` library and written to a temporary file at record time.
+//! Built by `crates/record/build.rs` as a standalone `cdylib` with plain `rustc` (no crates),
+//! embedded in the `kfdo-record` library and written to a temporary file at record time.
 //! It is loaded by QEMU 7.2 (`-plugin lib.so,key=value,...`, plugin API version 1): the part
 //! of `qemu-plugin.h` it uses is declared below.
 //!
@@ -23,7 +23,7 @@
 //!   the first instruction); libraries from the guest's `mmap` syscalls with PROT_EXEC
 //!   (guest and host file descriptors are the same in qemu-user).
 //!
-//! Output: a little-endian record stream (see `crates/vlbr/src/stream.rs`), appended to the
+//! Output: a little-endian record stream (see `crates/record/src/emulated/stream.rs`), appended to the
 //! file given as `out=` with whole-record `write(2)` calls on an O_APPEND descriptor, so
 //! that forked guest processes can share it.
 

@@ -1,11 +1,11 @@
 //! System mode: boot a kernel under `qemu-system-x86_64` with the plugin and write kernel
 //! samples with a `[kernel.kallsyms]` mapping.
 
-use crate::counters::{Counters, ProcessCounters};
-use crate::maps::{ElfInfo, Map};
-use crate::plugin::{qemu_opt_escape, PluginFile};
-use crate::stream::{Event, Stream, Tail};
-use crate::user::Capture;
+use crate::emulated::counters::{Counters, ProcessCounters};
+use crate::emulated::maps::{ElfInfo, Map};
+use crate::emulated::plugin::{qemu_opt_escape, PluginFile};
+use crate::emulated::stream::{Event, Stream, Tail};
+use crate::emulated::user::Capture;
 use crate::{CacheModel, CountersFile, Error};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -47,8 +47,8 @@ impl SystemConfig {
             initrd: None,
             append: None,
             vmlinux: None,
-            period: crate::DEFAULT_PERIOD,
-            depth: crate::DEFAULT_DEPTH,
+            period: crate::emulated::DEFAULT_PERIOD,
+            depth: crate::emulated::DEFAULT_DEPTH,
             output: output.into(),
             counters: None,
             cache: CacheModel::default(),
@@ -215,7 +215,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         warnings.push(format!("QEMU exited with {status}"));
     }
 
-    let data = crate::stream::map_capture(&stream_path);
+    let data = crate::emulated::stream::map_capture(&stream_path);
     let qemu_failed = || Error::Program {
         program: qemu.display().to_string(),
         what: format!("exited with {status} before the guest ran (see its message above)"),
@@ -294,9 +294,9 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         None
     };
 
-    let written = crate::perfout::write(
+    let written = crate::emulated::perfout::write(
         &cfg.output,
-        &crate::perfout::Input {
+        &crate::emulated::perfout::Input {
             header: &stream.header,
             stream: &stream,
             maps: &maps,
@@ -336,7 +336,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 total,
                 processes,
             };
-            crate::user::write_json_atomic(path, &file)?;
+            crate::emulated::user::write_json_atomic(path, &file)?;
             Some(file)
         }
         None => None,

@@ -2,7 +2,7 @@
 //! and iTLB misses from a simple LRU model, split user / kernel. Deterministic: the model
 //! sees the executed code addresses in program order, with no timing or sampling.
 
-use crate::stream::RawCounts;
+use crate::emulated::stream::RawCounts;
 use serde::{Deserialize, Serialize};
 
 /// The instruction-side model: a set-associative L1i with LRU replacement, and a fully

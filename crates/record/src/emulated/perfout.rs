@@ -3,8 +3,8 @@
 //! open it), COMM / FORK / EXIT, MMAP2 per executable segment, samples with branch stacks,
 //! and the BUILD_ID feature. Written to a temporary file beside the output and renamed.
 
-use crate::maps::{ElfInfo, Map};
-use crate::stream::{Event, Header, Stream};
+use crate::emulated::maps::{ElfInfo, Map};
+use crate::emulated::stream::{Event, Header, Stream};
 use crate::Error;
 use kfdo_perf::consts::{branch, misc, sample};
 use kfdo_perf::{
