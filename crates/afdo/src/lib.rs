@@ -85,32 +85,19 @@ pub fn parse_profile(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
 /// temporary file in the same directory that is renamed over `path` only
 /// once complete, so a failure never leaves a partial profile behind.
 pub fn write_profile_file(p: &Profile, fmt: Format, path: &Path) -> Result<(), AfdoError> {
-    let io_err = |source| AfdoError::Io {
+    let io_err = |e: kfdo_outfile::OutputError| AfdoError::Io {
+        path: path.to_owned(),
+        source: std::io::Error::other(e.message),
+    };
+    let mut out = kfdo_outfile::AtomicOutput::create(path).map_err(io_err)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, out.file());
+    write_profile(p, fmt, &mut w)?;
+    w.flush().map_err(|source| AfdoError::Io {
         path: path.to_owned(),
         source,
-    };
-    let file_name = path.file_name().ok_or_else(|| {
-        io_err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "the output path names no file",
-        ))
     })?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".kfdo-tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| {
-        let f = std::fs::File::create(&tmp).map_err(io_err)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        write_profile(p, fmt, &mut w)?;
-        let f = w.into_inner().map_err(|e| io_err(e.into_error()))?;
-        f.sync_all().map_err(io_err)?;
-        std::fs::rename(&tmp, path).map_err(io_err)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    drop(w);
+    out.commit().map_err(io_err)
 }
 
 /// Write `p` in `fmt` to `w`. Nothing is written if the profile cannot be

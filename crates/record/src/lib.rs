@@ -17,7 +17,8 @@
 
 pub mod emulated;
 pub mod hardware;
-mod outfile;
+pub mod request;
+pub mod stdio;
 
 pub use emulated::counters::{CacheModel, Counters, CountersFile, DomainCounts};
 pub use emulated::system::{
@@ -25,6 +26,8 @@ pub use emulated::system::{
 };
 pub use emulated::user::record_user;
 pub use emulated::{RecordConfig, RecordOutcome, DEFAULT_DEPTH, DEFAULT_PERIOD};
+pub use request::{record, KernelBoot, RecordRequest, Recorded, SystemScope, Target};
+pub use stdio::{ChildSetup, StdStream, StdioPlan};
 
 use std::path::PathBuf;
 
@@ -54,6 +57,10 @@ pub enum Error {
     Io(String),
     #[error("bad setting: {0}")]
     Config(String),
+    /// A request that cannot be carried out as given (a bad option, a method this
+    /// machine lacks); the message says what to change.
+    #[error("{0}")]
+    Request(String),
 }
 
 impl Error {
@@ -61,4 +68,3 @@ impl Error {
         Error::Io(format!("{what}: {e}"))
     }
 }
-

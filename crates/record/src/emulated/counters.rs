@@ -112,6 +112,9 @@ impl Counters {
     }
 }
 
+/// [`CountersFile::source`] of a user-mode recording.
+pub const USER_SOURCE: &str = "kfdo-vlbr emulated counters";
+
 /// The JSON file `--counters` writes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CountersFile {

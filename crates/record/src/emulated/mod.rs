@@ -7,14 +7,17 @@
 //! in the header.
 
 pub mod counters;
+pub mod launcher;
 pub mod maps;
 mod perfout;
 pub mod plugin;
+mod plugin_args;
 pub mod stream;
 pub mod system;
 pub mod user;
 
 use crate::emulated::counters::{CacheModel, CountersFile};
+use crate::stdio::StdioPlan;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -49,6 +52,10 @@ pub struct RecordConfig {
     /// as `perf record` does, so that Ctrl-C still leaves a complete perf.data. For
     /// command-line use; a library caller that handles signals itself leaves it off.
     pub handle_signals: bool,
+    /// Where the program's stdin, stdout and stderr go (default: this process's).
+    pub stdio: StdioPlan,
+    /// The program's working directory (default: this process's).
+    pub cwd: Option<PathBuf>,
 }
 
 impl RecordConfig {
@@ -65,6 +72,8 @@ impl RecordConfig {
             qemu: None,
             work_dir: None,
             handle_signals: false,
+            stdio: StdioPlan::default(),
+            cwd: None,
         }
     }
     pub fn args<I, S>(mut self, args: I) -> Self

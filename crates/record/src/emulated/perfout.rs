@@ -59,10 +59,7 @@ pub fn branch_attr(period: u64, filter: u32) -> EventAttr {
 }
 
 pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
-    let dir = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
+    let dir = kfdo_outfile::parent_dir(output);
     let out_err = |what: String| Error::Output {
         path: output.to_path_buf(),
         what,
@@ -72,7 +69,7 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
     let tmp = tempfile::Builder::new()
         .prefix(".kfdo-tmp-")
         .tempfile_in(&dir)
-        .map_err(|e| out_err(crate::outfile::create_error(&dir, &e)))?;
+        .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
     let written = write_to(tmp.path(), inp).map_err(|e| out_err(format!("{e}")))?;
     tmp.persist(output)
         .map_err(|e| out_err(format!("cannot rename into place: {}", e.error)))?;

@@ -3,13 +3,13 @@
 
 use crate::emulated::counters::{Counters, ProcessCounters};
 use crate::emulated::maps::{ElfInfo, Map};
-use crate::emulated::plugin::{qemu_opt_escape, PluginFile};
+use crate::emulated::plugin::PluginFile;
+use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::emulated::user::Capture;
+use crate::stdio::StdioPlan;
 use crate::{CacheModel, CountersFile, Error};
 use std::collections::HashMap;
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -38,6 +38,9 @@ pub struct SystemConfig {
     pub qemu: Option<PathBuf>,
     pub memory_mb: u32,
     pub timeout_s: u64,
+    /// Where QEMU's output (the guest's serial console) and errors go; its stdin is
+    /// always /dev/null.
+    pub stdio: StdioPlan,
 }
 
 impl SystemConfig {
@@ -56,6 +59,7 @@ impl SystemConfig {
             qemu: None,
             memory_mb: 256,
             timeout_s: 600,
+            stdio: StdioPlan::default(),
         }
     }
 }
@@ -88,7 +92,7 @@ const DEFAULT_TEXT: u64 = 0xffff_ffff_8100_0000;
 /// (pid -1, start = pgoff = runtime `_text`), as `perf record -a` writes it, and a
 /// `[kernel.kallsyms]` build-id when `cfg.vmlinux` is given.
 ///
-/// The guest's serial console is this process's stdout; the run ends when the guest powers
+/// The guest's serial console is `cfg.stdio`'s stdout (default: this process's); the run ends when the guest powers
 /// off (or reboots: QEMU runs with `-no-reboot`; the command line carries `panic=-1`), or
 /// after `cfg.timeout_s` seconds (QEMU is then sent SIGTERM and what was recorded is kept,
 /// with a warning).
@@ -136,30 +140,20 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
     let stream_path = work.path().join("capture.vlbr");
 
-    let mut popt: Vec<u8> = plugin.path().as_os_str().as_bytes().to_vec();
-    let mut kv = |k: &str, v: &[u8]| {
-        popt.push(b',');
-        popt.extend_from_slice(k.as_bytes());
-        popt.push(b'=');
-        popt.extend_from_slice(&qemu_opt_escape(v));
-    };
-    kv("out", stream_path.as_os_str().as_bytes());
-    kv("period", cfg.period.to_string().as_bytes());
-    kv("depth", cfg.depth.to_string().as_bytes());
-    kv(
-        "filter",
-        match cfg.filter {
-            Filter::All => b"all",
-            Filter::User => b"user",
-            Filter::Kernel => b"kernel",
-        },
-    );
+    let mut popt = PluginArgs::new(plugin.path())
+        .path("out", &stream_path)
+        .number("period", cfg.period)
+        .number("depth", cfg.depth as u64)
+        .set(
+            "filter",
+            match cfg.filter {
+                Filter::All => b"all",
+                Filter::User => b"user",
+                Filter::Kernel => b"kernel",
+            },
+        );
     if cfg.counters.is_some() {
-        kv("counters", b"on");
-        for a in cfg.cache.plugin_args() {
-            let (k, v) = a.split_once('=').unwrap();
-            kv(k, v.as_bytes());
-        }
+        popt = popt.counters(&cfg.cache);
     }
     let append = kernel_command_line(cfg.append.as_deref());
 
@@ -184,8 +178,12 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     cmd.arg("-append")
         .arg(&append)
         .arg("-plugin")
-        .arg(OsString::from_vec(popt))
-        .stdin(Stdio::null());
+        .arg(popt.into_os_string());
+    cfg.stdio
+        .apply(&mut cmd)
+        .map_err(|e| Error::io("cannot set up QEMU's standard streams", e))?;
+    // The guest console reads nothing: a workload runs from the initramfs on its own.
+    cmd.stdin(Stdio::null());
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|source| Error::Qemu {
         qemu: qemu.display().to_string(),

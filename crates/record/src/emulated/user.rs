@@ -1,14 +1,15 @@
 //! User mode: run a program under `qemu-x86_64` with the plugin, pass its exit status
 //! through, and write the perf.data.
 
-use crate::emulated::counters::{Counters, CountersFile, ProcessCounters};
+use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SOURCE};
 use crate::emulated::maps::{self, ElfInfo};
-use crate::emulated::plugin::{qemu_opt_escape, PluginFile};
+use crate::emulated::plugin::PluginFile;
+use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::{Error, RecordConfig, RecordOutcome};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,7 +32,17 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         ));
     }
     cfg.cache.validate().map_err(Error::Config)?;
-    let launch = resolve_program(&cfg.program, &cfg.args)?;
+    // A relative path names a file in the directory the program runs in.
+    let program = match &cfg.cwd {
+        Some(d)
+            if cfg.program.as_bytes().contains(&b'/')
+                && !cfg.program.as_bytes().starts_with(b"/") =>
+        {
+            d.join(&cfg.program).into_os_string()
+        }
+        _ => cfg.program.clone(),
+    };
+    let launch = resolve_program(&program, &cfg.args)?;
     let qemu = cfg
         .qemu
         .clone()
@@ -46,28 +57,18 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
     let stream_path = work.path().join("capture.vlbr");
 
-    let mut popt: Vec<u8> = plugin.path().as_os_str().as_bytes().to_vec();
-    let mut kv = |k: &str, v: &[u8]| {
-        popt.push(b',');
-        popt.extend_from_slice(k.as_bytes());
-        popt.push(b'=');
-        popt.extend_from_slice(&qemu_opt_escape(v));
-    };
-    kv("out", stream_path.as_os_str().as_bytes());
-    kv("period", cfg.period.to_string().as_bytes());
-    kv("depth", cfg.depth.to_string().as_bytes());
-    kv("exe", launch.exe.as_os_str().as_bytes());
+    let mut popt = PluginArgs::new(plugin.path())
+        .path("out", &stream_path)
+        .number("period", cfg.period)
+        .number("depth", cfg.depth as u64)
+        .path("exe", &launch.exe);
     if cfg.counters.is_some() {
-        kv("counters", b"on");
-        for a in cfg.cache.plugin_args() {
-            let (k, v) = a.split_once('=').unwrap();
-            kv(k, v.as_bytes());
-        }
+        popt = popt.counters(&cfg.cache);
     }
 
     let mut cmd = Command::new(&qemu);
     cmd.arg("-plugin")
-        .arg(OsString::from_vec(popt))
+        .arg(popt.into_os_string())
         .arg("-0")
         .arg(&launch.argv0)
         .arg(&launch.exe)
@@ -75,6 +76,12 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
     for (k, v) in &cfg.env {
         cmd.env(k, v);
     }
+    if let Some(d) = &cfg.cwd {
+        cmd.current_dir(d);
+    }
+    cfg.stdio
+        .apply(&mut cmd)
+        .map_err(|e| Error::io("cannot set up the program's standard streams", e))?;
     let guard = SignalGuard::install(cfg.handle_signals);
     // SAFETY: only async-signal-safe calls (signal) between fork and exec.
     unsafe {
@@ -186,7 +193,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
                 })
                 .collect();
             let file = CountersFile {
-                source: "kfdo-vlbr emulated counters".into(),
+                source: USER_SOURCE.into(),
                 model: cfg.cache,
                 total,
                 processes,
@@ -211,16 +218,13 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
 }
 
 pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = kfdo_outfile::parent_dir(path);
     let out_err = |what: String| Error::Output {
         path: path.to_path_buf(),
         what,
     };
-    let mut tmp = crate::outfile::temp_output_in(&dir)
-        .map_err(|e| out_err(crate::outfile::create_error(&dir, &e)))?;
+    let mut tmp =
+        kfdo_outfile::temp_in(&dir).map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
     serde_json::to_writer_pretty(tmp.as_file_mut(), v)
         .map_err(|e| out_err(format!("cannot write: {e}")))?;
     use std::io::Write;
@@ -343,14 +347,14 @@ fn signal_name(s: i32) -> &'static str {
 
 /// The program to hand QEMU: an x86-64 ELF file, with scripts (`#!`) resolved to their
 /// interpreter (qemu-user does not run scripts itself).
-struct Launch {
-    exe: PathBuf,
-    argv0: OsString,
-    args: Vec<OsString>,
-    display: String,
+pub(crate) struct Launch {
+    pub exe: PathBuf,
+    pub argv0: OsString,
+    pub args: Vec<OsString>,
+    pub display: String,
 }
 
-fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> {
+pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> {
     let display = program.to_string_lossy().to_string();
     if program.is_empty() {
         return Err(Error::Config("no program given".into()));

@@ -62,6 +62,20 @@ impl Method {
     }
 }
 
+impl std::str::FromStr for Method {
+    type Err = String;
+    /// A method by its name (`Method::name`); the error lists the names.
+    fn from_str(s: &str) -> Result<Method, String> {
+        Method::all()
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
+                format!("use auto or one of {}", names.join(", "))
+            })
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Vendor {
     Intel,
@@ -564,11 +578,22 @@ pub fn shell_words(cmd: &[OsString]) -> String {
         .join(" ")
 }
 
-/// Runs a perf record command and checks the result: for branch methods, that samples
-/// carry branch stacks. Returns the recorded command's exit status.
-pub fn run_perf_checked(cmd: &[OsString], m: Method, output: &Path) -> Result<i32, String> {
-    let status = std::process::Command::new(&cmd[0])
-        .args(&cmd[1..])
+/// Runs a perf record command set up as `child_setup` says and checks the result: for branch methods,
+/// that samples carry branch stacks. Returns the recorded command's exit status.
+pub fn run_perf_checked(
+    cmd: &[OsString],
+    m: Method,
+    output: &Path,
+    child_setup: &crate::ChildSetup,
+) -> Result<i32, String> {
+    let mut child = std::process::Command::new(&cmd[0]);
+    child.args(&cmd[1..]);
+    child_setup.apply_place(&mut child);
+    let stdio = &child_setup.stdio;
+    stdio
+        .apply(&mut child)
+        .map_err(|e| format!("cannot set up perf's standard streams: {e}"))?;
+    let status = child
         .status()
         .map_err(|e| format!("cannot run {}: {e}", cmd[0].to_string_lossy()))?;
     use std::os::unix::process::ExitStatusExt;
