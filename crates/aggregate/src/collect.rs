@@ -11,7 +11,7 @@ use crate::code::CodeMap;
 use crate::error::AggregateError;
 use crate::lbr;
 use crate::raw::RawProfile;
-use crate::space::{SpaceBuilder, Spaces, ANY_PID, KERNEL_PID};
+use crate::space::{SpaceBuilder, Spaces, View, ANY_PID, KERNEL_PID};
 use crate::target::{hex, Match, TargetBinary};
 use kfdo_perf::{PerfData, Record, ScriptFile, ScriptItem};
 use rayon::prelude::*;
@@ -201,21 +201,14 @@ fn combine(
     Ok((raw, stats))
 }
 
-/// Read one perf.data file.
-pub fn collect_perf_data(
+/// Pass 1 over a perf.data: follows the mapping records (MMAP, FORK, COMM exec) of the
+/// binary, counts the samples, and hands the pages it has read back to the kernel.
+fn map_perf_data(
+    data: &PerfData,
     path: &Path,
     target: &TargetBinary,
-    code: &CodeMap,
-    opts: &CollectOptions,
-) -> Result<(RawProfile, CollectStats), AggregateError> {
-    let data = PerfData::open(path)?;
-    if opts.mode == SampleMode::Lbr && !data.attrs().iter().any(|a| a.has_branch_stack()) {
-        return Err(AggregateError::Input(format!(
-            "{}: the recording has no branch stacks (its events were recorded without -b / branch sampling); \
-             record with `kfdo record` or `perf record -b`, or convert the IP samples alone with --ip-only",
-            path.display()
-        )));
-    }
+    n_chunks: usize,
+) -> Result<(Spaces, CollectStats), AggregateError> {
     // The build-id table says which recorded file names are this binary.
     let table: Vec<(String, Vec<u8>)> = data
         .build_ids()
@@ -228,8 +221,6 @@ pub fn collect_perf_data(
             .find(|(f, _)| f == filename)
             .map(|(_, id)| id.as_slice())
     };
-
-    let n_chunks = rayon::current_num_threads().max(1) * 4;
     let mut m = Mappings::new(target, path);
     for mut chunk in data.record_chunks(n_chunks) {
         let mut released = chunk.position();
@@ -266,7 +257,52 @@ pub fn collect_perf_data(
         }
         data.release(released, chunk.position());
     }
-    let (spaces, stats) = m.finish(path)?;
+    m.finish(path)
+}
+
+/// Walks every sample of a perf.data in file order with the view that places its
+/// addresses in the binary: the same matching (build-id, name, FORK, exec, kernel
+/// anchors) as the conversion, for readers that want each sample rather than counts
+/// (heat maps want its time). Returns what the mapping pass found.
+pub fn for_each_sample(
+    path: &Path,
+    target: &TargetBinary,
+    mut f: impl FnMut(&kfdo_perf::Sample<'_>, View<'_>),
+) -> Result<CollectStats, AggregateError> {
+    let data = PerfData::open(path)?;
+    let (spaces, stats) = map_perf_data(&data, path, target, 1)?;
+    let mut records = data.records();
+    let mut released = 0;
+    while let Some(rec) = records.next_with_offset() {
+        let (offset, rec) = rec?;
+        if let Record::Sample(s) = rec {
+            f(&s, spaces.view(s.pid, offset));
+        }
+        if offset - released >= RELEASE_EVERY {
+            data.release(released, offset);
+            released = offset;
+        }
+    }
+    Ok(stats)
+}
+
+/// Read one perf.data file.
+pub fn collect_perf_data(
+    path: &Path,
+    target: &TargetBinary,
+    code: &CodeMap,
+    opts: &CollectOptions,
+) -> Result<(RawProfile, CollectStats), AggregateError> {
+    let data = PerfData::open(path)?;
+    if opts.mode == SampleMode::Lbr && !data.attrs().iter().any(|a| a.has_branch_stack()) {
+        return Err(AggregateError::Input(format!(
+            "{}: the recording has no branch stacks (its events were recorded without -b / branch sampling); \
+             record with `kfdo record` or `perf record -b`, or convert the IP samples alone with --ip-only",
+            path.display()
+        )));
+    }
+    let n_chunks = rayon::current_num_threads().max(1) * 4;
+    let (spaces, stats) = map_perf_data(&data, path, target, n_chunks)?;
 
     let parts: Vec<_> = data
         .record_chunks(n_chunks)
@@ -506,7 +542,7 @@ fn not_mapped(
             .as_deref()
             .map(hex)
             .unwrap_or_else(|| "none".into());
-        return AggregateError::Input(format!(
+        return AggregateError::BuildIdMismatch(format!(
             "{}: build-id mismatch: the recording's {file} has build-id {}, but {} has build-id {ours}; \
              pass the exact binary that was profiled (rebuilding changes the build-id)",
             path.display(),
@@ -525,7 +561,7 @@ fn not_mapped(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    AggregateError::Input(format!(
+    let message = format!(
         "{}: no mapping of {} (name `{}`{}) in the recording; executable files it maps: {files}. \
          Check the binary, or use --binary-name NAME if it ran under another name",
         path.display(),
@@ -536,7 +572,12 @@ fn not_mapped(
             .as_deref()
             .map(|b| format!(", build-id {}", hex(b)))
             .unwrap_or_default(),
-    ))
+    );
+    AggregateError::NotMapped {
+        message,
+        samples: stats.samples,
+        mapped_files: stats.mapped_files.clone(),
+    }
 }
 
 fn no_samples(

@@ -20,4 +20,17 @@ pub enum AggregateError {
     Perf(#[from] kfdo_perf::PerfError),
     #[error("{0}")]
     Input(String),
+    /// No mapping in the recording is the binary (by build-id or name); the message
+    /// lists what it does map. Readers with their own advice match on it.
+    #[error("{message}")]
+    NotMapped {
+        message: String,
+        /// Samples in the recording.
+        samples: u64,
+        /// Executable files the recording maps (at most 64).
+        mapped_files: Vec<String>,
+    },
+    /// A file of the binary's name was recorded with another build-id.
+    #[error("{0}")]
+    BuildIdMismatch(String),
 }

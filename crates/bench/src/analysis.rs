@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::stats::{self, PairComparison, Summary};
 use crate::store::{Benchmark, Contents};
+use crate::warning::Warning;
 
 /// Coefficient of variation above which a variant is called noisy.
 pub const HIGH_CV_PCT: f64 = 5.0;
@@ -46,7 +47,8 @@ pub struct BenchmarkAnalysis {
     pub variants: Vec<VariantAnalysis>,
     pub counters: Vec<CounterRow>,
     pub counter_sources: Vec<String>,
-    pub warnings: Vec<String>,
+    #[serde(serialize_with = "crate::warning::serialize_with_messages")]
+    pub warnings: Vec<Warning>,
     /// (session id, status) of every session that added runs.
     pub sessions: Vec<(i64, String)>,
     /// Environment of the latest session.
@@ -68,49 +70,47 @@ pub struct Analysis {
     pub geomeans: Vec<GeoMean>,
 }
 
-fn variant_warnings(v: &VariantAnalysis, first_seq_is_first: bool, w: &mut Vec<String>) {
+fn variant_warnings(v: &VariantAnalysis, first_seq_is_first: bool, w: &mut Vec<Warning>) {
+    let variant = || v.name.clone();
     let Some(s) = &v.wall else {
-        w.push(format!("variant '{}' has no finished runs", v.name));
+        w.push(Warning::NoRuns { variant: variant() });
         return;
     };
     if s.n < MIN_RUNS {
-        w.push(format!(
-            "too few runs: '{}' has {} timed run(s); intervals from fewer than {MIN_RUNS} are not worth much \
-             (use --runs 10, or --ci-target 2 --max-runs 30)",
-            v.name, s.n
-        ));
+        w.push(Warning::TooFewRuns {
+            variant: variant(),
+            runs: s.n,
+        });
     }
     if s.mean < SHORT_RUN_S {
-        w.push(format!(
-            "'{}' runs for only {:.2} ms: process start-up dominates the measurement; give it more work",
-            v.name,
-            s.mean * 1e3
-        ));
+        w.push(Warning::ShortRuns {
+            variant: variant(),
+            mean_s: s.mean,
+        });
     }
     if !v.outliers.is_empty() {
         let slow_first = first_seq_is_first && v.outliers.contains(&0) && v.wall_s[0] >= s.max;
         if slow_first {
-            w.push(format!(
-                "the first run of '{}' was much slower than the rest ({:.3} s vs median {:.3} s): caches were \
-                 cold; use --warmup 2 or more",
-                v.name, v.wall_s[0], s.median
-            ));
+            w.push(Warning::ColdFirstRun {
+                variant: variant(),
+                first_s: v.wall_s[0],
+                median_s: s.median,
+            });
         }
         let others = v.outliers.len() - usize::from(slow_first);
         if others > 0 {
-            w.push(format!(
-                "statistical outliers: {others} of {} runs of '{}' are far from the median (modified Z-score > 3.5); \
-                 other programs or interrupts disturbed them: close other work, use --warmup, and rerun",
-                s.n, v.name
-            ));
+            w.push(Warning::Outliers {
+                variant: variant(),
+                outliers: others,
+                runs: s.n,
+            });
         }
     }
     if s.cv_pct > HIGH_CV_PCT {
-        w.push(format!(
-            "high variance: '{}' varies by {:.1} % (coefficient of variation); differences smaller than that need \
-             many runs (--ci-target) and a quiet machine",
-            v.name, s.cv_pct
-        ));
+        w.push(Warning::HighVariance {
+            variant: variant(),
+            cv_pct: s.cv_pct,
+        });
     }
 }
 
@@ -157,21 +157,12 @@ pub fn analyze_benchmark(b: &Benchmark, resamples: usize) -> BenchmarkAnalysis {
                 warnings.push(n.clone());
             }
         }
-        if s.status == "interrupted" {
-            warnings.push(format!(
-                "session {} was interrupted: its finished runs are included, the interrupted one is not",
-                s.id
-            ));
-        } else if s.status == "running" {
-            warnings.push(format!(
-                "session {} never finished (killed, or still running): its finished runs are included",
-                s.id
-            ));
-        } else if s.status == "failed" {
-            warnings.push(format!(
-                "session {} stopped on a failing command: its finished runs are included",
-                s.id
-            ));
+        let session = s.id;
+        match s.status.as_str() {
+            "interrupted" => warnings.push(Warning::SessionInterrupted { session }),
+            "running" => warnings.push(Warning::SessionUnfinished { session }),
+            "failed" => warnings.push(Warning::SessionFailed { session }),
+            _ => {}
         }
     }
 
@@ -274,11 +265,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, (n, ts))| StoredVariant {
                     id: i as i64,
-                    variant: Variant {
-                        name: n.to_string(),
-                        command: format!("./{n}"),
-                        flags: None,
-                    },
+                    variant: Variant::new(n.to_string(), format!("./{n}")),
                     runs: ts
                         .iter()
                         .enumerate()
@@ -341,7 +328,12 @@ mod tests {
             ],
         );
         let a = analyze_benchmark(&b, 500);
-        let all = a.warnings.join("\n");
+        let all = a
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(all.contains("first run of 'cold' was much slower"), "{all}");
         assert!(all.contains("--warmup"), "{all}");
         assert!(all.contains("too few runs: 'few' has 2"), "{all}");

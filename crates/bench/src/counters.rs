@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::runner;
+use crate::runner::{self, Plan, ProgramSlot, Variant};
+use crate::warning::Warning;
 
 pub mod emulated;
 pub use emulated::Emulated;
@@ -40,21 +41,36 @@ pub enum Choice {
     None,
 }
 
+impl Choice {
+    pub const ALL: [Choice; 5] = [
+        Choice::Auto,
+        Choice::Perf,
+        Choice::Cachegrind,
+        Choice::Emulated,
+        Choice::None,
+    ];
+
+    /// The name `--counters` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Choice::Auto => "auto",
+            Choice::Perf => "perf",
+            Choice::Cachegrind => "cachegrind",
+            Choice::Emulated => "emulated",
+            Choice::None => "none",
+        }
+    }
+}
+
 impl std::str::FromStr for Choice {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "auto" => Choice::Auto,
-            "perf" => Choice::Perf,
-            "cachegrind" => Choice::Cachegrind,
-            "emulated" => Choice::Emulated,
-            "none" => Choice::None,
-            _ => {
-                return Err(format!(
-                    "unknown counter source '{s}' (auto, perf, cachegrind, emulated, none)"
-                ))
-            }
-        })
+        Choice::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                format!("unknown counter source '{s}' (auto, perf, cachegrind, emulated, none)")
+            })
     }
 }
 
@@ -81,6 +97,30 @@ pub enum CounterError {
     Io(#[from] std::io::Error),
 }
 
+/// One run to count: a variant's command as the runner runs it.
+pub struct CountedRun<'a> {
+    /// The variant's name, for messages.
+    pub variant: &'a str,
+    /// The command as the runner runs it (`[SHELL, "-c", CMD]`, or split words).
+    pub argv: Vec<String>,
+    /// Where the command runs the program under test, when it was made from a template.
+    pub program: Option<&'a ProgramSlot>,
+    /// How the timed runs ran: the shell (to run a template's command), the directory
+    /// and the environment.
+    pub plan: &'a Plan,
+}
+
+impl<'a> CountedRun<'a> {
+    pub fn of(v: &'a Variant, plan: &'a Plan) -> CountedRun<'a> {
+        CountedRun {
+            variant: &v.name,
+            argv: plan.shell.argv(&v.command),
+            program: v.program.as_ref(),
+            plan,
+        }
+    }
+}
+
 /// A source of counters. Adding one means implementing this and naming it in
 /// [`select`].
 pub trait Source {
@@ -88,8 +128,8 @@ pub trait Source {
     fn name(&self) -> &'static str;
     /// One sentence for reports: what the numbers are.
     fn describe(&self) -> String;
-    /// Runs `argv` once under the counter and returns the counts.
-    fn measure(&self, variant: &str, argv: &[String]) -> Result<Vec<Counter>, CounterError>;
+    /// Runs the command once under the counter and returns the counts.
+    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError>;
 }
 
 fn tool_exists(tool: &str) -> bool {
@@ -103,9 +143,12 @@ fn tool_exists(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A counter source, if any.
+pub type Selected = Option<Box<dyn Source + Send + Sync>>;
+
 /// Picks the source for `choice`. For `Auto`, the second value says why the
 /// better sources were passed over (shown to the user and in the report).
-pub fn select(choice: Choice) -> Result<(Option<Box<dyn Source>>, Vec<String>), CounterError> {
+pub fn select(choice: Choice) -> Result<(Selected, Vec<Warning>), CounterError> {
     let mut notes = Vec::new();
     match choice {
         Choice::None => Ok((None, notes)),
@@ -126,28 +169,37 @@ pub fn select(choice: Choice) -> Result<(Option<Box<dyn Source>>, Vec<String>), 
             let e = Emulated::probe().map_err(CounterError::Unavailable)?;
             Ok((Some(Box::new(e)), notes))
         }
-        Choice::Auto => {
-            match PerfStat::probe() {
-                Ok(p) => Ok((Some(Box::new(p)), notes)),
-                Err(why) => {
-                    notes.push(why);
-                    if tool_exists("valgrind") {
-                        notes.push("using valgrind's cachegrind instead (simulated I1/LL caches and branch predictor)".into());
-                        Ok((Some(Box::new(Cachegrind)), notes))
-                    } else {
-                        notes.push("valgrind is not installed either: no counters (apt-get install valgrind)".into());
-                        Ok((None, notes))
-                    }
+        Choice::Auto => match PerfStat::probe() {
+            Ok(p) => Ok((Some(Box::new(p)), notes)),
+            Err(why) => {
+                notes.push(Warning::Counters { message: why });
+                if tool_exists("valgrind") {
+                    notes.push(Warning::Counters {
+                        message: "using valgrind's cachegrind instead (simulated I1/LL \
+                                      caches and branch predictor)"
+                            .into(),
+                    });
+                    Ok((Some(Box::new(Cachegrind)), notes))
+                } else {
+                    notes.push(Warning::Counters {
+                        message: "valgrind is not installed either: no counters \
+                                      (apt-get install valgrind)"
+                            .into(),
+                    });
+                    Ok((None, notes))
                 }
             }
-        }
+        },
     }
 }
 
-fn run_capturing(argv: &[String]) -> std::io::Result<(std::process::ExitStatus, String)> {
+fn run_capturing(
+    argv: &[String],
+    plan: &Plan,
+) -> std::io::Result<(std::process::ExitStatus, String)> {
     let mut err = tempfile::tempfile()?;
-    let status = Command::new(&argv[0])
-        .args(&argv[1..])
+    let status = plan
+        .command(argv)?
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(err.try_clone()?))
@@ -263,7 +315,8 @@ impl Source for PerfStat {
     fn describe(&self) -> String {
         "hardware performance counters read with `perf stat` (one run per variant)".into()
     }
-    fn measure(&self, variant: &str, argv: &[String]) -> Result<Vec<Counter>, CounterError> {
+    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
+        let (variant, argv) = (run.variant, &run.argv);
         let dir = tempfile::tempdir()?;
         let out = dir.path().join("stat.csv");
         let events: Vec<&str> = self.events.iter().map(|e| e.0).collect();
@@ -278,7 +331,7 @@ impl Source for PerfStat {
             "--".into(),
         ];
         full.extend(argv.iter().cloned());
-        let (status, stderr) = run_capturing(&full)?;
+        let (status, stderr) = run_capturing(&full, run.plan)?;
         if !status.success() {
             return Err(CounterError::Failed {
                 variant: variant.into(),
@@ -372,7 +425,8 @@ impl Source for Cachegrind {
          processes): instruction counts are exact, cache misses and branch mispredictions are simulated"
             .into()
     }
-    fn measure(&self, variant: &str, argv: &[String]) -> Result<Vec<Counter>, CounterError> {
+    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
+        let (variant, argv) = (run.variant, &run.argv);
         let dir = tempfile::tempdir()?;
         let pattern = dir.path().join("cg.%p");
         let mut full = vec![
@@ -385,7 +439,7 @@ impl Source for Cachegrind {
             "--".into(),
         ];
         full.extend(argv.iter().cloned());
-        let (status, mut stderr) = run_capturing(&full)?;
+        let (status, mut stderr) = run_capturing(&full, run.plan)?;
         if !status.success() {
             if stderr.contains("debuginfo reader") {
                 stderr.push_str(
@@ -482,7 +536,7 @@ mod tests {
                         || why.contains("not installed"),
                     "{why}"
                 );
-                assert_eq!(notes[0], why);
+                assert_eq!(notes[0].to_string(), why);
                 if let Some(s) = src {
                     assert_eq!(s.name(), "cachegrind");
                 }

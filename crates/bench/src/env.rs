@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
+use crate::warning::Warning;
+
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Environment {
     pub cpu_model: String,
@@ -179,7 +181,7 @@ pub fn cpu_times() -> Option<CpuTimes> {
 }
 
 /// Warnings about the machine itself, each saying what to change.
-pub fn setup_warnings(env: &Environment) -> Vec<String> {
+pub fn setup_warnings(env: &Environment) -> Vec<Warning> {
     let mut w = Vec::new();
     let non_perf: usize = env
         .governors
@@ -188,34 +190,22 @@ pub fn setup_warnings(env: &Environment) -> Vec<String> {
         .map(|(_, n)| n)
         .sum();
     if non_perf > 0 {
-        let names: Vec<&str> = env.governors.keys().map(|s| s.as_str()).collect();
-        w.push(format!(
-            "frequency scaling: {non_perf} CPU(s) use the '{}' governor, so the clock moves with load; \
-             pin it for benchmarking: `cpupower frequency-set -g performance` (as root)",
-            names.join("', '")
-        ));
+        w.push(Warning::FrequencyScaling {
+            cpus: non_perf,
+            governors: env.governors.keys().cloned().collect(),
+        });
     } else if env.governors.is_empty() {
-        w.push(
-            "frequency scaling: this kernel exposes no cpufreq interface (a virtual machine?), so the \
-             CPU clock can't be checked or pinned here; interleaved runs spread its drift over all variants"
-                .to_string(),
-        );
+        w.push(Warning::NoFrequencyControl);
     }
     if env.boost.as_deref() == Some("1") {
-        w.push(
-            "turbo / boost is on: the clock depends on temperature and on other cores' load; \
-             for stable timings turn it off (`echo 0 > /sys/devices/system/cpu/cpufreq/boost`, or \
-             `echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo`)"
-                .to_string(),
-        );
+        w.push(Warning::Turbo);
     }
     let cpus = env.logical_cpus.max(1) as f64;
     if env.load_avg_1m > 0.5 * cpus {
-        w.push(format!(
-            "other load: the 1-minute load average was {:.2} on {} CPU(s) when the comparison started; \
-             stop other work (builds, browsers, indexers) or run on an idle machine",
-            env.load_avg_1m, env.logical_cpus
-        ));
+        w.push(Warning::LoadAverage {
+            load_avg_1m: env.load_avg_1m,
+            cpus: env.logical_cpus,
+        });
     }
     w
 }
@@ -223,23 +213,17 @@ pub fn setup_warnings(env: &Environment) -> Vec<String> {
 /// Warning when other processes used a noticeable share of the machine
 /// during the runs: `busy` is the machine's busy CPU time over the window,
 /// `ours` the CPU time of the benchmarked commands, `wall` the window.
-pub fn other_load_warning(busy_s: f64, ours_s: f64, wall_s: f64, cpus: usize) -> Option<String> {
+pub fn other_load_warning(busy_s: f64, ours_s: f64, wall_s: f64, cpus: usize) -> Option<Warning> {
     if wall_s <= 0.0 {
         return None;
     }
     let other = (busy_s - ours_s).max(0.0);
     let share = other / (wall_s * cpus.max(1) as f64);
-    if share > 0.10 {
-        Some(format!(
-            "other load: other processes used {:.0} % of the machine's CPU time while the commands ran \
-             ({:.1} CPU-seconds in {:.1} s); stop other work or expect noisier, slower results",
-            share * 100.0,
-            other,
-            wall_s
-        ))
-    } else {
-        None
-    }
+    (share > 0.10).then(|| Warning::OtherLoad {
+        share_pct: share * 100.0,
+        cpu_s: other,
+        wall_s,
+    })
 }
 
 #[cfg(test)]
@@ -265,7 +249,7 @@ mod tests {
             ..Default::default()
         };
         e.governors.insert("powersave".into(), 2);
-        let w = setup_warnings(&e);
+        let w: Vec<String> = setup_warnings(&e).iter().map(|w| w.to_string()).collect();
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].contains("cpupower frequency-set -g performance"));
         assert!(w[1].contains("boost"));
@@ -278,6 +262,7 @@ mod tests {
         assert!(other_load_warning(10.0, 9.5, 10.0, 2).is_none());
         assert!(other_load_warning(15.0, 9.5, 10.0, 2)
             .unwrap()
+            .to_string()
             .contains("28 %"));
     }
 }

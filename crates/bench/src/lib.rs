@@ -32,6 +32,7 @@
 //!   processes' CPU time measured from /proc/stat during the runs.
 
 pub mod analysis;
+pub mod compare;
 pub mod counters;
 pub mod env;
 pub mod heatmap;
@@ -39,6 +40,9 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod store;
+pub mod warning;
+
+pub use warning::Warning;
 
 /// The image crate this one renders with, for callers (and tests) that
 /// decode the heat maps or screenshots without a dependency of their own.

@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -18,6 +19,58 @@ pub struct Variant {
     pub command: String,
     /// Free text describing how it was built (e.g. compiler flags).
     pub flags: Option<String>,
+    /// The program under test, when `command` was made from a template that runs it
+    /// (`{bin}`): a counter that must run the program itself (the emulated counters,
+    /// since QEMU user mode does not follow `exec`) puts its launcher in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramSlot>,
+}
+
+impl Variant {
+    /// A plain command, with neither build flags nor a program slot.
+    pub fn new(name: impl Into<String>, command: impl Into<String>) -> Variant {
+        Variant {
+            name: name.into(),
+            command: command.into(),
+            flags: None,
+            program: None,
+        }
+    }
+
+    /// The command run from `template` with `{bin}` standing for `program`.
+    pub fn from_template(name: impl Into<String>, template: &str, program: &Path) -> Variant {
+        let slot = ProgramSlot {
+            template: template.to_string(),
+            path: program.to_path_buf(),
+        };
+        Variant {
+            name: name.into(),
+            command: slot.command_with(program),
+            flags: None,
+            program: Some(slot),
+        }
+    }
+}
+
+/// Where the program under test appears in a command template.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProgramSlot {
+    /// The command with [`PROGRAM_PLACEHOLDER`] wherever the program runs.
+    pub template: String,
+    pub path: PathBuf,
+}
+
+/// The word that stands for the program under test in a command template.
+pub const PROGRAM_PLACEHOLDER: &str = "{bin}";
+
+impl ProgramSlot {
+    /// The template with `program` (shell-quoted) in every place of the placeholder.
+    pub fn command_with(&self, program: &Path) -> String {
+        self.template.replace(
+            PROGRAM_PLACEHOLDER,
+            &shell_words::quote(&program.to_string_lossy()),
+        )
+    }
 }
 
 /// How a command string becomes a process.
@@ -60,6 +113,41 @@ pub struct Plan {
     pub shell: Shell,
     /// Let the commands' stdout through instead of discarding it.
     pub show_output: bool,
+    /// Where the commands run (default: this process's directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// Set in the commands' environment, on top of this process's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+}
+
+impl Plan {
+    /// `warmup` untimed runs, then the stop rule; commands run with `sh -c` here, their
+    /// output discarded.
+    pub fn new(warmup: usize, stop: StopRule) -> Plan {
+        Plan {
+            warmup,
+            stop,
+            shell: Shell::Shell("sh".into()),
+            show_output: false,
+            cwd: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// A command of this plan, ready to spawn: its directory and environment set.
+    pub fn command(&self, argv: &[String]) -> std::io::Result<Command> {
+        let (program, args) = argv.split_first().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
+        })?;
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        if let Some(d) = &self.cwd {
+            cmd.current_dir(d);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        Ok(cmd)
+    }
 }
 
 /// One finished timed run.
@@ -196,19 +284,15 @@ pub(crate) enum Exec {
     },
 }
 
-/// Runs `argv` once with stdin closed, stdout discarded (or shown) and
+/// Runs `argv` once as `plan` says, with stdin closed, stdout discarded (or shown) and
 /// stderr captured in `err`.
-pub(crate) fn exec(argv: &[String], show_output: bool, err: &mut File) -> std::io::Result<Exec> {
+pub(crate) fn exec(argv: &[String], plan: &Plan, err: &mut File) -> std::io::Result<Exec> {
     use std::os::unix::process::ExitStatusExt;
     err.set_len(0)?;
     err.seek(SeekFrom::Start(0))?;
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(if show_output {
+    let mut cmd = plan.command(argv)?;
+    cmd.stdin(Stdio::null())
+        .stdout(if plan.show_output {
             Stdio::inherit()
         } else {
             Stdio::null()
@@ -291,7 +375,7 @@ pub fn run(
                    run: usize,
                    err: &mut File|
      -> Result<Option<Exec>, RunError> {
-        match exec(&argvs[i], plan.show_output, err) {
+        match exec(&argvs[i], plan, err) {
             Ok(Exec::Interrupted) => Ok(None),
             Ok(Exec::Failed { status, stderr }) => Err(RunError::Failed {
                 variant: variants[i].name.clone(),
@@ -397,20 +481,29 @@ mod tests {
     use super::*;
 
     fn v(name: &str, cmd: &str) -> Variant {
-        Variant {
-            name: name.into(),
-            command: cmd.into(),
-            flags: None,
-        }
+        Variant::new(name, cmd)
+    }
+
+    #[test]
+    fn a_template_runs_the_program_quoted_wherever_it_says() {
+        let v = Variant::from_template(
+            "a",
+            "{bin} -q x && {bin} -d y | wc -c",
+            Path::new("/tmp/my prog"),
+        );
+        assert_eq!(
+            v.command,
+            "'/tmp/my prog' -q x && '/tmp/my prog' -d y | wc -c"
+        );
+        let slot = v.program.unwrap();
+        assert_eq!(
+            slot.command_with(Path::new("/l/launch")),
+            "/l/launch -q x && /l/launch -d y | wc -c"
+        );
     }
 
     fn plan(stop: StopRule) -> Plan {
-        Plan {
-            warmup: 1,
-            stop,
-            shell: Shell::Shell("sh".into()),
-            show_output: false,
-        }
+        Plan::new(1, stop)
     }
 
     #[test]

@@ -9,6 +9,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::counters::Counter;
 use crate::runner::{RunResult, Variant};
+use crate::warning::Warning;
 
 const SCHEMA_VERSION: i32 = 1;
 
@@ -69,8 +70,8 @@ pub struct Session {
     pub status: String,
     pub environment: serde_json::Value,
     pub settings: serde_json::Value,
-    /// Warnings and notes the runner recorded (setup, other load, ...).
-    pub notes: Vec<String>,
+    /// Warnings the runner recorded (setup, other load, counters, ...).
+    pub notes: Vec<Warning>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -328,7 +329,7 @@ impl Store {
         Ok(())
     }
 
-    pub fn set_notes(&self, session: i64, notes: &[String]) -> Result<(), StoreError> {
+    pub fn set_notes(&self, session: i64, notes: &[Warning]) -> Result<(), StoreError> {
         let n = serde_json::to_string(notes).unwrap_or_else(|_| "[]".into());
         self.conn
             .execute(
@@ -386,7 +387,11 @@ impl Store {
                     status: r.get(3)?,
                     environment: json(r.get(4)?),
                     settings: json(r.get(5)?),
-                    notes: serde_json::from_str(&notes).unwrap_or_default(),
+                    notes: serde_json::from_str::<Vec<serde_json::Value>>(&notes)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(Warning::from_stored)
+                        .collect(),
                 })
             })
             .map_err(&e)?
@@ -411,6 +416,7 @@ impl Store {
                             name: r.get(1)?,
                             command: r.get(2)?,
                             flags: r.get(3)?,
+                            program: None,
                         },
                     ))
                 })
@@ -540,15 +546,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
         let a = Variant {
-            name: "A".into(),
-            command: "./a".into(),
             flags: Some("-O0".into()),
+            ..Variant::new("A", "./a")
         };
-        let b = Variant {
-            name: "B <&>".into(),
-            command: "./b".into(),
-            flags: None,
-        };
+        let b = Variant::new("B <&>", "./b");
         {
             let s = Store::open(&path).unwrap();
             let sess = s

@@ -15,21 +15,32 @@
 //! execs CMD's program, so running the shell under QEMU would count the shell
 //! and nothing of the benchmark. Cachegrind has the same problem and solves it
 //! with `--trace-children=yes`; QEMU has no such switch, so this source does
-//! the shell's work itself when it is trivial: a command that is one program
-//! with arguments (words separated by blanks, optionally quoted, optionally
-//! preceded by `VAR=value` assignments and `exec`) is run under QEMU directly,
-//! with the assignments as its environment. A command with any other shell
-//! syntax (pipes, redirections, `;`, `&&`, expansions, globs, ...) is an error
-//! that says so, instead of counts of the wrong program. A program that execs
-//! another one itself is an error for the same reason.
+//! the work itself, in one of two ways:
+//!
+//! - A command that is one program with arguments (words separated by blanks,
+//!   optionally quoted, optionally preceded by `VAR=value` assignments and
+//!   `exec`) is run under QEMU directly, with the assignments as its
+//!   environment.
+//! - A command made from a template that names the program under test
+//!   (`{bin}`, as `kfdo optimize` recipes write their benchmarks) may use any
+//!   shell syntax: the shell runs natively, with a launcher in every place of
+//!   `{bin}` that runs the program under QEMU, counting, and the counts of
+//!   every invocation are summed (`kfdo_record::emulated::launcher`).
+//!
+//! Any other command with shell syntax (pipes, redirections, `;`, `&&`,
+//! expansions, globs, ...) is an error that says so, instead of counts of the
+//! wrong program. A program that execs another one itself is an error for the
+//! same reason.
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
-use std::sync::Mutex;
 
-use super::{tool_exists, Counter, CounterError, Source};
-use crate::runner;
+use kfdo_record::emulated::launcher::Launcher;
+use kfdo_record::{StdStream, StdioPlan};
+
+use super::{tool_exists, CountedRun, Counter, CounterError, Source};
+use crate::runner::{self, ProgramSlot};
 
 const NAME: &str = "emulated";
 const QEMU: &str = "qemu-x86_64";
@@ -194,7 +205,8 @@ pub fn direct_command(argv: &[String]) -> Result<SimpleCommand, String> {
                  words, leading VAR=value assignments and `exec` are fine) directly instead. \
                  `{cmd}` is not such a command: {why}. Put the pipeline or redirections in the \
                  program itself, or use --counters cachegrind, which follows the shell into its \
-                 children",
+                 children (in a `kfdo optimize` recipe, a bench command may use any shell syntax: \
+                 the program is counted wherever `{{bin}}` runs it)",
                 argv[0]
             )
         }),
@@ -257,96 +269,6 @@ pub fn emulated_counters(file: &kfdo_record::CountersFile) -> Vec<Counter> {
     out
 }
 
-/// One counted run at a time: the standard streams of this process are
-/// pointed elsewhere while it runs.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Points fds 0, 1 and 2 at /dev/null, /dev/null and `err` until dropped.
-/// kfdo-record gives the program this process's standard streams, and a counted
-/// run, like the cachegrind and perf ones, must neither print into kfdo's
-/// output nor read its input.
-struct Redirect {
-    saved: [libc::c_int; 3],
-}
-
-impl Redirect {
-    fn new(err: &std::fs::File) -> std::io::Result<Redirect> {
-        use std::io::Write;
-        use std::os::fd::{AsRawFd, IntoRawFd};
-        let _ = std::io::stdout().flush();
-        let _ = std::io::stderr().flush();
-        // Saved first, before anything opened here can take a closed standard
-        // descriptor's number.
-        let mut saved = [NOT_SAVED; 3];
-        for fd in 0..3 {
-            // SAFETY: duplicates a standard descriptor above 2; checked below.
-            let s = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-            if s >= 0 {
-                saved[fd as usize] = s;
-            } else {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EBADF) {
-                    Redirect::restore(&saved);
-                    return Err(e);
-                }
-                saved[fd as usize] = WAS_CLOSED;
-            }
-        }
-        let null = match std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/null")
-        {
-            Ok(f) => f.into_raw_fd(),
-            Err(e) => {
-                Redirect::restore(&saved);
-                return Err(e);
-            }
-        };
-        // stdin and stdout first: when /dev/null landed on a closed fd 2,
-        // pointing fd 2 at `err` replaces it.
-        let targets = [null, null, err.as_raw_fd()];
-        for (fd, to) in targets.into_iter().enumerate() {
-            // SAFETY: dup2 onto a standard descriptor saved above.
-            if unsafe { libc::dup2(to, fd as libc::c_int) } < 0 {
-                let e = std::io::Error::last_os_error();
-                Redirect::restore(&saved);
-                return Err(e);
-            }
-        }
-        if null > 2 {
-            // SAFETY: our own descriptor, duplicated onto 0 and 1 above.
-            unsafe { libc::close(null) };
-        }
-        Ok(Redirect { saved })
-    }
-
-    fn restore(saved: &[libc::c_int; 3]) {
-        for (fd, &s) in saved.iter().enumerate() {
-            // SAFETY: putting back (or closing again) what `new` found.
-            unsafe {
-                if s >= 0 {
-                    libc::dup2(s, fd as libc::c_int);
-                    libc::close(s);
-                } else if s == WAS_CLOSED {
-                    libc::close(fd as libc::c_int);
-                }
-            }
-        }
-    }
-}
-
-/// [`Redirect`]'s record of a standard descriptor it has not looked at yet,
-/// and of one that was closed.
-const NOT_SAVED: libc::c_int = -1;
-const WAS_CLOSED: libc::c_int = -2;
-
-impl Drop for Redirect {
-    fn drop(&mut self) {
-        Redirect::restore(&self.saved);
-    }
-}
-
 impl Source for Emulated {
     fn name(&self) -> &'static str {
         NAME
@@ -366,15 +288,45 @@ impl Source for Emulated {
             size(m.itlb_page)
         )
     }
-    fn measure(&self, variant: &str, argv: &[String]) -> Result<Vec<Counter>, CounterError> {
-        let fail = |status: String, stderr: String| CounterError::Failed {
-            variant: variant.into(),
+    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
+        match (direct_command(&run.argv), run.program) {
+            (Ok(cmd), _) => self.count_direct(run, &cmd),
+            (Err(_), Some(slot)) => self.count_launched(run, slot),
+            (Err(why), None) => Err(CounterError::Unavailable(why)),
+        }
+    }
+}
+
+impl Emulated {
+    fn fail(run: &CountedRun<'_>, status: String, stderr: String) -> CounterError {
+        CounterError::Failed {
+            variant: run.variant.into(),
             source_name: NAME,
-            command: argv.join(" "),
+            command: run.argv.join(" "),
             status,
             stderr,
-        };
-        let cmd = direct_command(argv).map_err(CounterError::Unavailable)?;
+        }
+    }
+
+    /// A program that exec'd another one was only partly counted.
+    fn exec_error(run: &CountedRun<'_>, what: &str, stderr: String) -> CounterError {
+        Emulated::fail(
+            run,
+            format!(
+                "exec'd another program, which QEMU ran natively and the plugin did not count \
+                 ({what}); the counts would be incomplete. Give the program that does the work \
+                 as the command, or use --counters cachegrind"
+            ),
+            stderr,
+        )
+    }
+
+    /// One program with arguments, run under QEMU directly.
+    fn count_direct(
+        &self,
+        run: &CountedRun<'_>,
+        cmd: &SimpleCommand,
+    ) -> Result<Vec<Counter>, CounterError> {
         let dir = tempfile::tempdir()?;
         let json = dir.path().join("counters.json");
         // Only the counters are wanted: one sample per 2^62 taken branches
@@ -389,32 +341,30 @@ impl Source for Emulated {
         }
         cfg.cache = self.cache;
         cfg.work_dir = Some(dir.path().to_path_buf());
-
+        cfg.cwd = run.plan.cwd.clone();
+        for (k, v) in &run.plan.env {
+            cfg = cfg.env(k, v);
+        }
+        // Like the timed runs: no input, output discarded, stderr kept for errors.
         let mut err = tempfile::tempfile()?;
-        let outcome = {
-            let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-            let _redirect = Redirect::new(&err)?;
-            kfdo_record::record_user(&cfg)
+        cfg.stdio = StdioPlan {
+            stdin: StdStream::Null,
+            stdout: StdStream::Null,
+            stderr: StdStream::file(err.try_clone()?),
         };
+        let outcome = kfdo_record::record_user(&cfg);
         let stderr = runner::tail_of(&mut err, 2000)?;
-        let outcome =
-            outcome.map_err(|e| fail(format!("could not be run: {e}"), stderr.clone()))?;
+        let outcome = outcome
+            .map_err(|e| Emulated::fail(run, format!("could not be run: {e}"), stderr.clone()))?;
         if outcome.exit_code != 0 {
             let st = match outcome.signal {
                 Some(s) => ExitStatus::from_raw(s),
                 None => ExitStatus::from_raw((outcome.exit_code & 0xff) << 8),
             };
-            return Err(fail(runner::describe_status(&st), stderr));
+            return Err(Emulated::fail(run, runner::describe_status(&st), stderr));
         }
         if let Some(w) = outcome.warnings.iter().find(|w| w.contains("exec call")) {
-            return Err(fail(
-                format!(
-                    "exec'd another program, which QEMU ran natively and the plugin did not count \
-                     ({w}); the counts would be incomplete. Give the program that does the work \
-                     as the command, or use --counters cachegrind"
-                ),
-                stderr,
-            ));
+            return Err(Emulated::exec_error(run, w, stderr));
         }
         let file = outcome.counters.ok_or_else(|| CounterError::Parse {
             source_name: NAME,
@@ -422,6 +372,55 @@ impl Source for Emulated {
             reason: "kfdo-record returned no counters".into(),
         })?;
         Ok(emulated_counters(&file))
+    }
+
+    /// A command from a template: the shell runs natively, the program under QEMU
+    /// wherever the template runs it, and the counts of every run are summed.
+    fn count_launched(
+        &self,
+        run: &CountedRun<'_>,
+        slot: &ProgramSlot,
+    ) -> Result<Vec<Counter>, CounterError> {
+        let dir = tempfile::tempdir()?;
+        let launcher = Launcher::new(&slot.path, self.cache, None, Some(dir.path()))
+            .map_err(|e| Emulated::fail(run, format!("could not be run: {e}"), String::new()))?;
+        let argv = run.plan.shell.argv(&slot.command_with(launcher.path()));
+        let mut err = tempfile::tempfile()?;
+        let status = run
+            .plan
+            .command(&argv)?
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(err.try_clone()?)
+            .status()?;
+        let stderr = runner::tail_of(&mut err, 2000)?;
+        if !status.success() {
+            return Err(Emulated::fail(
+                run,
+                runner::describe_status(&status),
+                stderr,
+            ));
+        }
+        let counts = launcher.counts().map_err(|e| {
+            Emulated::fail(run, format!("could not be counted: {e}"), stderr.clone())
+        })?;
+        if counts.invocations == 0 {
+            return Err(Emulated::fail(
+                run,
+                format!(
+                    "never ran the program {} (the template has no `{}` the shell reached), so \
+                     there is nothing to count",
+                    slot.path.display(),
+                    runner::PROGRAM_PLACEHOLDER
+                ),
+                stderr,
+            ));
+        }
+        if counts.execs > 0 {
+            let what = format!("{} exec call(s)", counts.execs);
+            return Err(Emulated::exec_error(run, &what, stderr));
+        }
+        Ok(emulated_counters(&counts.file))
     }
 }
 
@@ -516,23 +515,65 @@ mod tests {
             eprintln!("skipped: qemu-x86_64 is not installed");
             return;
         };
-        let argv: Vec<String> = ["sh", "-c", "LC_ALL=C exec /bin/echo 'counted run'"]
-            .map(String::from)
-            .to_vec();
-        let a = src.measure("v", &argv).unwrap();
-        let b = src.measure("v", &argv).unwrap();
+        let plan = runner::Plan {
+            shell: runner::Shell::None,
+            ..runner::Plan::new(0, runner::StopRule::Fixed(1))
+        };
+        let run = |argv: &[&str]| CountedRun {
+            variant: "v",
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            program: None,
+            plan: &plan,
+        };
+        let argv = ["sh", "-c", "LC_ALL=C exec /bin/echo 'counted run'"];
+        let a = src.measure(&run(&argv)).unwrap();
+        let b = src.measure(&run(&argv)).unwrap();
         assert_eq!(a, b);
         let ins = a.iter().find(|c| c.name == "instructions").unwrap().value;
         assert!(ins > 10_000.0, "{a:?}");
         let e = src
-            .measure("v", &["sh".into(), "-c".into(), "/bin/false".into()])
+            .measure(&run(&["sh", "-c", "/bin/false"]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("exited with status 1"), "{e}");
         let e = src
-            .measure("v", &["sh".into(), "-c".into(), "echo a | wc".into()])
+            .measure(&run(&["sh", "-c", "echo a | wc"]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("'|' at byte 7"), "{e}");
+    }
+
+    /// A template with shell syntax is counted through the launcher: the counts of
+    /// `{bin} a && {bin} bb | cat` are exactly those of its two runs, counted one by
+    /// one the same way, and a run on its own matches the direct (no shell) count.
+    #[test]
+    fn a_template_with_shell_syntax_sums_every_run_of_the_program() {
+        let Ok(src) = Emulated::probe() else {
+            eprintln!("skipped: qemu-x86_64 is not installed");
+            return;
+        };
+        let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
+        let echo = std::path::Path::new("/bin/echo");
+        let count = |template: &str| {
+            let v = runner::Variant::from_template("v", template, echo);
+            src.measure(&CountedRun::of(&v, &plan))
+        };
+        let value = |c: &[Counter], name: &str| c.iter().find(|x| x.name == name).unwrap().value;
+        let both = count("{bin} a && {bin} bb | cat >/dev/null").unwrap();
+        let a = count("{bin} a >/dev/null").unwrap();
+        let bb = count("{bin} bb | cat >/dev/null").unwrap();
+        for name in ["instructions", "taken branches", "conditional branches"] {
+            assert_eq!(
+                value(&both, name),
+                value(&a, name) + value(&bb, name),
+                "{name}: {both:?} vs {a:?} + {bb:?}"
+            );
+        }
+        assert!(value(&a, "instructions") > 10_000.0, "{a:?}");
+        // Not run at all, or failing: errors that say so.
+        let e = count("true && true").unwrap_err().to_string();
+        assert!(e.contains("never ran the program /bin/echo"), "{e}");
+        let e = count("{bin} a && false").unwrap_err().to_string();
+        assert!(e.contains("exited with status 1"), "{e}");
     }
 }

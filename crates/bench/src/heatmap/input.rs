@@ -1,11 +1,13 @@
-//! Samples of one binary out of perf.data: follow the MMAP records of that
-//! binary, turn each sample's runtime address into the binary's link-time
-//! address, and keep its time.
+//! Samples of one binary out of perf.data: each sample's runtime address turned into
+//! the binary's link-time address, with its time. Which samples are the binary's is the
+//! aggregate crate's decision (build-id, FORK, exec), so a heat map shows exactly the
+//! samples `kfdo profile` converts, forked children included.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use kfdo_aggregate::target::TargetBinary;
+use kfdo_aggregate::AggregateError;
 use kfdo_elf::Binary;
-use kfdo_perf::{CpuMode, PerfData, Record};
 
 use super::{HotFunction, Point};
 
@@ -24,15 +26,10 @@ pub enum InputError {
     Perf { path: String, msg: String },
     #[error("{path}: {msg}")]
     Elf { path: String, msg: String },
-    #[error("{perf}: the binary {binary} has build-id {want}, but perf.data recorded {file} with build-id {got}: \
-             a different build; record again, or pass the binary that ran")]
-    BuildIdMismatch {
-        perf: String,
-        binary: String,
-        file: String,
-        want: String,
-        got: String,
-    },
+    /// The recording's file of the binary's name has another build-id (the message names
+    /// both, and the fix).
+    #[error("{0}")]
+    BuildIdMismatch(String),
     #[error("{perf}: no sample falls in {binary} ({total} samples in all; mapped executables: {mapped}); \
              pass the binary the samples were taken in, or record it with `perf record -e cpu-clock -- {binary} ...`")]
     NoSamples {
@@ -64,28 +61,6 @@ pub struct Input {
     pub kernel: bool,
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-struct Map {
-    pid: u32,
-    start: u64,
-    end: u64,
-    pgoff: u64,
-}
-
-fn same_file(recorded: &str, binary: &Path, canonical: &Option<PathBuf>) -> bool {
-    let r = Path::new(recorded);
-    if r == binary {
-        return true;
-    }
-    if let (Some(c), Ok(rc)) = (canonical, std::fs::canonicalize(r)) {
-        return *c == rc;
-    }
-    false
-}
-
 pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<Input, InputError> {
     let perf_s = perf_path.display().to_string();
     let bin_s = binary_path.display().to_string();
@@ -93,13 +68,8 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
         path: bin_s.clone(),
         msg: e.to_string(),
     })?;
-    let pd = PerfData::open(perf_path).map_err(|e| InputError::Perf {
-        path: perf_s.clone(),
-        msg: e.to_string(),
-    })?;
     let kernel = bin.is_kernel();
-    let build_id = bin.build_id().map(hex);
-    let canonical = std::fs::canonicalize(binary_path).ok();
+    let build_id = bin.build_id().map(kfdo_aggregate::target::hex);
 
     // Text range: the union of executable sections with an address.
     let (mut text_lo, mut text_hi) = (u64::MAX, 0u64);
@@ -113,131 +83,59 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
         return Err(InputError::NoText { binary: bin_s });
     }
 
-    // Which recorded file names are this binary: by build-id when both sides
-    // have one (a mismatch is a hard error), else by path.
-    let mut names: Vec<String> = Vec::new();
-    if let Some(want) = &build_id {
-        for e in pd.build_ids() {
-            let got = e.build_id_hex();
-            let matches_path = same_file(&e.filename, binary_path, &canonical);
-            if got == *want {
-                names.push(e.filename.clone());
-            } else if matches_path {
-                return Err(InputError::BuildIdMismatch {
-                    perf: perf_s,
-                    binary: bin_s,
-                    file: e.filename.clone(),
-                    want: want.clone(),
-                    got,
-                });
-            }
-        }
-    }
-
-    let mut maps: Vec<Map> = Vec::new();
-    let mut kernel_delta: Option<u64> = None;
-    let ktext = bin.symbol_address("_text").unwrap_or(text_lo);
-    let mut mapped: Vec<String> = Vec::new();
+    // Which samples are the binary's, and where: the aggregate crate's matching (build-id
+    // or name, every process that forked from or exec'd into it, kernel anchors), the same
+    // as `kfdo profile`'s.
+    let target = TargetBinary::new(&bin, None, kernel);
     let mut points = Vec::new();
     let mut samples_total = 0u64;
     let mut with_branches = 0u64;
-
-    let to_vaddr = |maps: &[Map],
-                    kernel_delta: Option<u64>,
-                    pid: u32,
-                    ip: u64,
-                    mode: CpuMode|
-     -> Option<u64> {
-        if kernel {
-            if mode != CpuMode::Kernel {
-                return None;
-            }
-            return Some(ip.wrapping_sub(kernel_delta.unwrap_or(0)));
+    let mut keep = |time_ns: u64, addr: Option<u64>| {
+        if let Some(va) = addr.filter(|&va| va >= text_lo && va < text_hi) {
+            points.push(Point { time_ns, addr: va });
         }
-        let m = maps
-            .iter()
-            .rev()
-            .find(|m| m.pid == pid && ip >= m.start && ip < m.end)?;
-        bin.file_offset_to_vaddr(ip - m.start + m.pgoff)
     };
-
-    for rec in pd.records() {
-        let rec = rec.map_err(|e| InputError::Perf {
-            path: perf_s.clone(),
-            msg: e.to_string(),
-        })?;
-        match rec {
-            Record::Mmap(m) => {
-                if kernel {
-                    if m.pid == u32::MAX && m.filename.starts_with("[kernel.kallsyms]") {
-                        // perf's kernel map starts at the runtime _text (KASLR).
-                        kernel_delta = Some(m.start.wrapping_sub(ktext));
-                    }
-                    continue;
-                }
-                if !m.is_executable() {
-                    continue;
-                }
-                let is_ours = names.iter().any(|n| n == m.filename)
-                    || m.build_id.map(hex).as_ref() == build_id.as_ref() && m.build_id.is_some()
-                    || same_file(m.filename, binary_path, &canonical);
-                if is_ours {
-                    if let (Some(want), Some(got)) = (&build_id, m.build_id) {
-                        if hex(got) != *want {
-                            return Err(InputError::BuildIdMismatch {
-                                perf: perf_s,
-                                binary: bin_s,
-                                file: m.filename.to_string(),
-                                want: want.clone(),
-                                got: hex(got),
-                            });
-                        }
-                    }
-                    maps.push(Map {
-                        pid: m.pid,
-                        start: m.start,
-                        end: m.start + m.len,
-                        pgoff: m.pgoff,
-                    });
-                } else if mapped.len() < 6 && !mapped.iter().any(|x| x == m.filename) {
-                    mapped.push(m.filename.to_string());
+    let walked = kfdo_aggregate::collect::for_each_sample(perf_path, &target, |s, view| {
+        samples_total += 1;
+        match source {
+            AddrSource::Ip => keep(s.time, view.translate(s.ip)),
+            AddrSource::BranchTargets => {
+                with_branches += u64::from(!s.branch_stack.is_empty());
+                for b in s.branch_stack.iter() {
+                    keep(s.time, view.translate(b.to));
                 }
             }
-            Record::Sample(s) => {
-                samples_total += 1;
-                match source {
-                    AddrSource::Ip => {
-                        if let Some(va) = to_vaddr(&maps, kernel_delta, s.pid, s.ip, s.cpumode()) {
-                            if va >= text_lo && va < text_hi {
-                                points.push(Point {
-                                    time_ns: s.time,
-                                    addr: va,
-                                });
-                            }
-                        }
-                    }
-                    AddrSource::BranchTargets => {
-                        if !s.branch_stack.is_empty() {
-                            with_branches += 1;
-                        }
-                        for b in s.branch_stack.iter() {
-                            if let Some(va) =
-                                to_vaddr(&maps, kernel_delta, s.pid, b.to, s.cpumode())
-                            {
-                                if va >= text_lo && va < text_hi {
-                                    points.push(Point {
-                                        time_ns: s.time,
-                                        addr: va,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            _ => {}
         }
-    }
+    });
+    let mapped = |files: &[String]| {
+        if files.is_empty() {
+            "none".to_string()
+        } else {
+            files.iter().take(6).cloned().collect::<Vec<_>>().join(", ")
+        }
+    };
+    let stats = match walked {
+        Ok(stats) => stats,
+        Err(AggregateError::NotMapped {
+            samples,
+            mapped_files,
+            ..
+        }) => {
+            return Err(InputError::NoSamples {
+                perf: perf_s,
+                binary: bin_s,
+                total: samples,
+                mapped: mapped(&mapped_files),
+            })
+        }
+        Err(AggregateError::BuildIdMismatch(msg)) => return Err(InputError::BuildIdMismatch(msg)),
+        Err(e) => {
+            return Err(InputError::Perf {
+                path: perf_s,
+                msg: e.to_string(),
+            })
+        }
+    };
     if source == AddrSource::BranchTargets && with_branches == 0 {
         return Err(InputError::NoBranchStacks { perf: perf_s });
     }
@@ -246,11 +144,7 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
             perf: perf_s,
             binary: bin_s,
             total: samples_total,
-            mapped: if mapped.is_empty() {
-                "none".into()
-            } else {
-                mapped.join(", ")
-            },
+            mapped: mapped(&stats.mapped_files),
         });
     }
 

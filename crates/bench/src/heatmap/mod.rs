@@ -7,6 +7,9 @@
 //! and the ELF file to produce the points.
 
 pub mod input;
+pub mod make;
+
+pub use make::{make, HeatmapError, HeatmapOutcome, HeatmapRequest};
 
 use std::fmt::Write;
 

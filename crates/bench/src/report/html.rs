@@ -242,7 +242,7 @@ fn benchmark_section(out: &mut String, b: &BenchmarkAnalysis, idx: usize) {
     if !b.warnings.is_empty() {
         out.push_str("<h3>Warnings</h3><ul class=\"warnings\">");
         for w in &b.warnings {
-            let _ = write!(out, "<li class=\"warn\">{}</li>", e(w));
+            let _ = write!(out, "<li class=\"warn\">{}</li>", e(&w.to_string()));
         }
         out.push_str("</ul>");
     }

@@ -103,7 +103,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         if !b.warnings.is_empty() {
             out.push_str("Warnings:\n\n");
             for w in &b.warnings {
-                let _ = writeln!(out, "- {}", m(w));
+                let _ = writeln!(out, "- {}", m(&w.to_string()));
             }
             out.push('\n');
         }

@@ -8,6 +8,8 @@
 pub mod html;
 pub mod markdown;
 pub mod plot;
+pub mod text;
+pub mod write;
 
 /// Escapes text for HTML and SVG/XML, in element content and in quoted
 /// attribute values alike.

@@ -1,0 +1,410 @@
+//! `kfdo compare` as one typed call: run the variants interleaved, store every run,
+//! count each variant once, and judge them from everything stored for the benchmark.
+//!
+//! The caller builds a [`CompareRequest`], passes a stop flag (set it from a Ctrl-C
+//! handler: finished runs are kept) and a sink for [`CompareEvent`]s (progress, and
+//! the lines a user should see while it runs), and gets the verdict back.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::analysis::{self, BenchmarkAnalysis};
+use crate::counters::{self, Choice, CountedRun, CounterError};
+use crate::runner::{self, Ending, Event, Plan, RunError, RunResult, StopRule, Variant};
+use crate::store::{Store, StoreError};
+use crate::warning::Warning;
+use crate::{env, stats};
+
+/// A comparison to run.
+#[derive(Debug, Clone)]
+pub struct CompareRequest {
+    /// The commands under test; the first is the baseline.
+    pub variants: Vec<Variant>,
+    /// The benchmark these runs belong to (default: the first command's program name).
+    /// Runs of the same benchmark and variant names in the store are pooled.
+    pub benchmark: Option<String>,
+    pub plan: Plan,
+    pub counters: Choice,
+    /// The results store (SQLite), appended to.
+    pub store: PathBuf,
+    /// Also write the verdict here as JSON.
+    pub json: Option<PathBuf>,
+}
+
+/// What a comparison reports while it runs.
+pub enum CompareEvent<'a> {
+    /// Why the counter source is not the one asked for (before any run).
+    CounterNote(&'a Warning),
+    /// The comparison starts: benchmark name and runs already stored for it.
+    Started {
+        benchmark: &'a str,
+        variants: usize,
+        prior_runs: usize,
+    },
+    Warmup {
+        variant: &'a str,
+        index: usize,
+    },
+    Run {
+        variant: &'a str,
+        run: &'a RunResult,
+    },
+    /// After each adaptive round: the widest ±% of the ratios to the baseline.
+    Round {
+        worst_half_width_pct: f64,
+    },
+    /// One counted run of a variant is about to start.
+    Counting {
+        variant: &'a str,
+        source: &'a str,
+    },
+}
+
+/// How a comparison ended.
+#[derive(Debug, Clone)]
+pub enum CompareOutcome {
+    /// All runs and counters done; the verdict from every stored run of the benchmark.
+    Complete {
+        session: i64,
+        ending: Ending,
+        analysis: BenchmarkAnalysis,
+    },
+    /// The stop flag was set; the finished runs are in the store.
+    Interrupted {
+        session: i64,
+        finished: usize,
+        while_counting: bool,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The request itself is wrong; the message says what to change.
+    #[error("{0}")]
+    Request(String),
+    #[error(transparent)]
+    Counters(CounterError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("compare stopped: the results store could not be written: {0}")]
+    StoreDuringRuns(StoreError),
+    /// A command failed or could not be started; the finished runs are kept.
+    #[error("{source}\n({finished} finished run(s) are kept in {}; `kfdo report --store {}` shows them)", store.display(), store.display())]
+    Command {
+        source: RunError,
+        finished: usize,
+        store: PathBuf,
+    },
+    #[error("{finished} finished run(s) are kept in {}; `kfdo report --store {}` shows them: {source}", store.display(), store.display())]
+    Runner {
+        source: RunError,
+        finished: usize,
+        store: PathBuf,
+    },
+    #[error("counters failed; the timed runs are kept in {}: {source}", store.display())]
+    Counting {
+        source: CounterError,
+        store: PathBuf,
+    },
+    #[error("cannot write the JSON verdict: {0}")]
+    Json(String),
+}
+
+impl StopRule {
+    /// The stop rule of `kfdo compare`'s options: a fixed count (default 10), or an
+    /// adaptive target with bounds.
+    pub fn from_options(
+        runs: Option<usize>,
+        ci_target: Option<f64>,
+        min_runs: usize,
+        max_runs: usize,
+    ) -> Result<StopRule, String> {
+        match (runs, ci_target) {
+            (_, Some(pct)) => {
+                if !(pct > 0.0) {
+                    return Err(format!(
+                        "--ci-target {pct}: give a positive percentage, e.g. --ci-target 1"
+                    ));
+                }
+                if max_runs < 2 {
+                    return Err(format!(
+                        "--max-runs {max_runs}: need at least 2 runs for an interval"
+                    ));
+                }
+                Ok(StopRule::Adaptive {
+                    target_pct: pct,
+                    min_runs: min_runs.clamp(2, max_runs),
+                    max_runs,
+                })
+            }
+            (Some(0), None) => Err("--runs 0: need at least one timed run".into()),
+            (Some(n), None) => Ok(StopRule::Fixed(n)),
+            (None, None) => Ok(StopRule::Fixed(10)),
+        }
+    }
+}
+
+/// The benchmark name a command gets by default: its program's file name.
+pub fn default_benchmark(cmd: &str) -> String {
+    let first = cmd
+        .split_whitespace()
+        .find(|w| !w.contains('='))
+        .unwrap_or("benchmark");
+    std::path::Path::new(first)
+        .file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| first.to_string())
+}
+
+fn check(req: &CompareRequest) -> Result<(), CompareError> {
+    if req.variants.is_empty() {
+        return Err(CompareError::Request("no command to compare".into()));
+    }
+    for (i, v) in req.variants.iter().enumerate() {
+        if req.variants[..i].iter().any(|w| w.name == v.name) {
+            return Err(CompareError::Request(format!(
+                "two commands are named '{}'; names must differ (--name)",
+                v.name
+            )));
+        }
+        if v.command.trim().is_empty() {
+            return Err(CompareError::Request(format!(
+                "command {} ('{}') is empty",
+                i + 1,
+                v.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs the comparison. `stop` is polled between runs; `on_event` sees progress.
+pub fn compare(
+    req: &CompareRequest,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+) -> Result<CompareOutcome, CompareError> {
+    check(req)?;
+    let variants = &req.variants;
+    let benchmark = req
+        .benchmark
+        .clone()
+        .unwrap_or_else(|| default_benchmark(&variants[0].command));
+    // Pick the counter source up front, so a bad choice fails before any run.
+    let (source, mut notes) = counters::select(req.counters).map_err(CompareError::Counters)?;
+    for n in &notes {
+        on_event(CompareEvent::CounterNote(n));
+    }
+
+    let store = Store::open(&req.store)?;
+    let environment = env::capture(env!("CARGO_PKG_VERSION"));
+    let settings = serde_json::json!({
+        "plan": &req.plan,
+        "counters": format!("{:?}", req.counters),
+        "variants": variants,
+    });
+    let session = store.begin_session(&benchmark, &environment, &settings)?;
+    let ids: Vec<i64> = variants
+        .iter()
+        .map(|v| store.variant(&benchmark, v))
+        .collect::<Result<_, _>>()?;
+    let prior: Vec<Vec<f64>> = ids
+        .iter()
+        .map(|&id| store.wall_times(id))
+        .collect::<Result<_, _>>()?;
+    on_event(CompareEvent::Started {
+        benchmark: &benchmark,
+        variants: variants.len(),
+        prior_runs: prior.iter().map(|p| p.len()).sum(),
+    });
+    notes.extend(env::setup_warnings(&environment));
+    store.set_notes(session, &notes)?;
+
+    let mut done = vec![0usize; variants.len()];
+    let mut store_error: Option<StoreError> = None;
+    let cpu0 = env::cpu_times();
+    let (u0, s0) = runner::children_cpu();
+    let t0 = std::time::Instant::now();
+    let result = runner::run(variants, &req.plan, &prior, stop, |ev| {
+        match ev {
+            Event::Warmup { variant, index } => on_event(CompareEvent::Warmup {
+                variant: &variants[variant].name,
+                index,
+            }),
+            Event::Run(r) => {
+                if let Err(e) = store.add_run(session, ids[r.variant], r) {
+                    let msg = e.to_string();
+                    store_error = Some(e);
+                    return Err(msg);
+                }
+                done[r.variant] += 1;
+                on_event(CompareEvent::Run {
+                    variant: &variants[r.variant].name,
+                    run: r,
+                });
+            }
+            Event::Round { half_width_pct, .. } => {
+                let worst = half_width_pct
+                    .iter()
+                    .skip(if half_width_pct.len() > 1 { 1 } else { 0 })
+                    .cloned()
+                    .fold(0.0, f64::max);
+                on_event(CompareEvent::Round {
+                    worst_half_width_pct: worst,
+                });
+            }
+        }
+        Ok(())
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let (u1, s1) = runner::children_cpu();
+    let finished: usize = done.iter().sum();
+
+    if let (Some(a), Some(b)) = (cpu0, env::cpu_times()) {
+        if let Some(w) = env::other_load_warning(
+            b.busy_s - a.busy_s,
+            (u1 - u0) + (s1 - s0),
+            wall,
+            env::logical_cpus(),
+        ) {
+            notes.push(w);
+        }
+    }
+
+    let ending = match result {
+        Ok(e) => e,
+        Err(e) => {
+            store.set_notes(session, &notes)?;
+            store.finish_session(session, "failed")?;
+            if let Some(se) = store_error {
+                return Err(CompareError::StoreDuringRuns(se));
+            }
+            let store = req.store.clone();
+            return Err(match e {
+                RunError::Failed { .. } | RunError::Spawn { .. } => CompareError::Command {
+                    source: e,
+                    finished,
+                    store,
+                },
+                other => CompareError::Runner {
+                    source: other,
+                    finished,
+                    store,
+                },
+            });
+        }
+    };
+
+    match &ending {
+        Ending::Interrupted => {
+            store.set_notes(session, &notes)?;
+            store.finish_session(session, "interrupted")?;
+            return Ok(CompareOutcome::Interrupted {
+                session,
+                finished,
+                while_counting: false,
+            });
+        }
+        Ending::TargetMissed { half_width_pct } => {
+            if let StopRule::Adaptive {
+                target_pct,
+                max_runs,
+                ..
+            } = req.plan.stop
+            {
+                notes.push(Warning::TargetMissed {
+                    target_pct,
+                    max_runs,
+                    half_width_pct: *half_width_pct,
+                });
+            }
+        }
+        Ending::Done | Ending::TargetReached => {}
+    }
+    store.set_notes(session, &notes)?;
+
+    // Counters: one extra run per variant under the counter.
+    if let Some(src) = &source {
+        store.add_counter_source(session, src.name(), &src.describe())?;
+        for (i, v) in variants.iter().enumerate() {
+            if stop.load(Ordering::SeqCst) {
+                store.finish_session(session, "interrupted")?;
+                return Ok(CompareOutcome::Interrupted {
+                    session,
+                    finished,
+                    while_counting: true,
+                });
+            }
+            on_event(CompareEvent::Counting {
+                variant: &v.name,
+                source: src.name(),
+            });
+            match src.measure(&CountedRun::of(v, &req.plan)) {
+                Ok(cs) => store.add_counters(session, ids[i], &cs)?,
+                Err(source) => {
+                    store.finish_session(session, "failed")?;
+                    return Err(CompareError::Counting {
+                        source,
+                        store: req.store.clone(),
+                    });
+                }
+            }
+        }
+    }
+    store.finish_session(session, "complete")?;
+
+    let analysis = verdict(&store, &benchmark, variants)?;
+    if let Some(path) = &req.json {
+        let doc = serde_json::json!({
+            "store": req.store.display().to_string(),
+            "session": session,
+            "ending": ending,
+            "benchmark": analysis,
+        });
+        let text =
+            serde_json::to_vec_pretty(&doc).map_err(|e| CompareError::Json(e.to_string()))?;
+        kfdo_outfile::write_readable(path, &text).map_err(|e| CompareError::Json(e.to_string()))?;
+    }
+    Ok(CompareOutcome::Complete {
+        session,
+        ending,
+        analysis,
+    })
+}
+
+/// The verdict from everything stored for `benchmark`, showing only `variants`,
+/// baseline first, in the given order.
+fn verdict(
+    store: &Store,
+    benchmark: &str,
+    variants: &[Variant],
+) -> Result<BenchmarkAnalysis, CompareError> {
+    let contents = store.load()?;
+    let bench = contents
+        .benchmarks
+        .iter()
+        .find(|b| b.name == benchmark)
+        .ok_or_else(|| {
+            CompareError::Request("the benchmark just stored is missing from the store".into())
+        })?;
+    let mut analysis = analysis::analyze_benchmark(bench, stats::BOOTSTRAP_RESAMPLES);
+    let order: Vec<usize> = variants
+        .iter()
+        .filter_map(|v| analysis.variants.iter().position(|a| a.name == v.name))
+        .collect();
+    if order.first() != Some(&0) {
+        // The stored baseline is another variant: compare against ours.
+        let picked: Vec<_> = order
+            .iter()
+            .map(|&i| analysis.variants[i].clone())
+            .collect();
+        analysis.variants = picked;
+        analysis.baseline = variants[0].name.clone();
+        let base = analysis.variants[0].wall_s.clone();
+        analysis.variants[0].vs_baseline = None;
+        for v in analysis.variants.iter_mut().skip(1) {
+            v.vs_baseline = stats::compare_pair(&base, &v.wall_s, stats::BOOTSTRAP_RESAMPLES);
+        }
+    }
+    Ok(analysis)
+}

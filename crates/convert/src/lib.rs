@@ -1,0 +1,14 @@
+//! kfdo-convert: `kfdo profile` and `kfdo show` as typed calls.
+//!
+//! A conversion reads recordings (perf.data, `perf script` text, raw aggregates) into
+//! one raw profile of the binary (`kfdo-aggregate`: which samples are the binary's,
+//! range and branch counts), then hands it to the writer of the format asked for: the
+//! raw aggregate itself, or an AutoFDO sample profile symbolized with DWARF
+//! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
+//! [`OutputFormat`] here.
+
+mod profile;
+mod show;
+
+pub use profile::{profile, Input, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest};
+pub use show::{show, ShowError};

@@ -1,0 +1,233 @@
+//! `kfdo profile`: recordings -> a profile of one binary.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use kfdo_afdo::builder::{build_profile, BuildStats, Functions, Mode};
+use kfdo_afdo::Format;
+use kfdo_aggregate::collect::{
+    collect_perf_data, collect_perf_script, CollectOptions, CollectStats, SampleMode,
+};
+use kfdo_aggregate::target::TargetBinary;
+use kfdo_aggregate::{AggregateError, CodeMap, RawProfile};
+
+/// One recording to read.
+#[derive(Debug, Clone)]
+pub enum Input {
+    PerfData(PathBuf),
+    /// `perf script -F ip,brstack [--show-mmap-events]` text.
+    PerfScript(PathBuf),
+    /// A raw aggregate (`kfdo profile --raw`, `llvm-profgen --skip-symbolization`).
+    Raw(PathBuf),
+}
+
+impl Input {
+    pub fn path(&self) -> &Path {
+        match self {
+            Input::PerfData(p) | Input::PerfScript(p) | Input::Raw(p) => p,
+        }
+    }
+}
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// LLVM AutoFDO sample profile, text.
+    Text,
+    /// LLVM AutoFDO sample profile, extensible binary (llvm-profgen's default).
+    Extbinary,
+    /// The unsymbolized raw aggregate (mergeable, readable by llvm-profgen).
+    Raw,
+}
+
+impl OutputFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Text => "text",
+            OutputFormat::Extbinary => "extbinary",
+            OutputFormat::Raw => "raw",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ProfileRequest {
+    /// The profiled binary (for a kernel: the vmlinux), with DWARF debug info.
+    pub binary: PathBuf,
+    /// Several inputs merge: counts add.
+    pub inputs: Vec<Input>,
+    pub output: PathBuf,
+    pub format: OutputFormat,
+    /// The binary is a vmlinux: count samples in `[kernel.kallsyms]`.
+    pub kernel: bool,
+    /// Samples without branch stacks (`perf record -e cpu-clock`): each IP counts once.
+    pub ip_only: bool,
+    /// Only samples of these processes (empty: all).
+    pub pids: Vec<u32>,
+    /// The file name the binary ran under, when it differs from its own.
+    pub binary_name: Option<String>,
+}
+
+impl ProfileRequest {
+    pub fn new(binary: &Path, inputs: Vec<Input>, output: &Path) -> ProfileRequest {
+        ProfileRequest {
+            binary: binary.to_path_buf(),
+            inputs,
+            output: output.to_path_buf(),
+            format: OutputFormat::Extbinary,
+            kernel: false,
+            ip_only: false,
+            pids: Vec::new(),
+            binary_name: None,
+        }
+    }
+}
+
+/// What a conversion read and wrote (`kfdo profile --json`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProfileOutcome {
+    pub binary: String,
+    pub output: String,
+    pub format: &'static str,
+    pub inputs: Vec<CollectStats>,
+    pub ranges: usize,
+    pub branches: usize,
+    pub functions: usize,
+    pub total_samples: u64,
+    pub build: Option<BuildStats>,
+    pub seconds: f64,
+}
+
+impl ProfileOutcome {
+    /// Samples of all inputs that fell in the binary.
+    pub fn samples_in_binary(&self) -> u64 {
+        self.inputs.iter().map(|s| s.samples_in_binary).sum()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("{0}")]
+    Request(String),
+    #[error(transparent)]
+    Elf(#[from] kfdo_elf::ElfError),
+    #[error(transparent)]
+    Aggregate(#[from] AggregateError),
+    #[error(transparent)]
+    Afdo(#[from] kfdo_afdo::AfdoError),
+    #[error(transparent)]
+    Output(#[from] kfdo_outfile::OutputError),
+}
+
+/// Converts `req.inputs` into `req.output`. `on_input` hears each input as it is read
+/// (for progress). The output is written whole or not at all.
+pub fn profile(
+    req: &ProfileRequest,
+    on_input: &mut dyn FnMut(&Path),
+) -> Result<ProfileOutcome, ProfileError> {
+    let started = Instant::now();
+    if req.inputs.is_empty() {
+        return Err(ProfileError::Request(
+            "no input: give --perf-data, --perf-script or --raw-in".into(),
+        ));
+    }
+    let bin = kfdo_elf::Binary::open(&req.binary)?;
+    if req.kernel && !bin.is_kernel() {
+        return Err(ProfileError::Request(format!(
+            "{}: --kernel was given but this is not a vmlinux (no _text/_stext at a kernel address); \
+             pass the uncompressed vmlinux with debug info, not a bzImage or a module",
+            req.binary.display()
+        )));
+    }
+    let raw_out = req.format == OutputFormat::Raw;
+    // Fail before reading any input if the result could not be symbolized.
+    let sym = if raw_out {
+        None
+    } else {
+        Some(bin.symbolizer()?)
+    };
+    let code = bin.code()?;
+    let codemap = CodeMap::from_code(&code);
+    let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
+    let opts = CollectOptions {
+        mode: if req.ip_only {
+            SampleMode::IpOnly
+        } else {
+            SampleMode::Lbr
+        },
+        pids: req.pids.clone(),
+    };
+
+    let mut raw = RawProfile::default();
+    let mut inputs = Vec::new();
+    for input in &req.inputs {
+        on_input(input.path());
+        match input {
+            Input::PerfData(p) => {
+                let (r, s) = collect_perf_data(p, &target, &codemap, &opts)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
+            Input::PerfScript(p) => {
+                let (r, s) = collect_perf_script(p, &target, &codemap, &opts)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
+            Input::Raw(p) => raw.merge(RawProfile::read_text(p, bin.preferred_base())?),
+        }
+    }
+    if raw.is_empty() {
+        return Err(ProfileError::Request(format!(
+            "no samples: the inputs hold no range or branch counts for {}",
+            req.binary.display()
+        )));
+    }
+
+    let mut out = kfdo_outfile::AtomicOutput::create(&req.output)?;
+    let mut outcome = ProfileOutcome {
+        binary: req.binary.display().to_string(),
+        output: req.output.display().to_string(),
+        format: req.format.name(),
+        inputs,
+        ranges: raw.ranges.len(),
+        branches: raw.branches.len(),
+        functions: 0,
+        total_samples: 0,
+        build: None,
+        seconds: 0.0,
+    };
+    match (req.format, sym) {
+        (OutputFormat::Raw, _) => raw
+            .write_text(out.file(), bin.preferred_base())
+            .map_err(|e| out.error(e))?,
+        (format, Some(sym)) => {
+            let functions = Functions::new(
+                sym.function_ranges()
+                    .iter()
+                    .map(|f| (f.start, f.end, &*f.name, f.is_func_entry)),
+            );
+            let mode = if req.ip_only { Mode::IpOnly } else { Mode::Lbr };
+            let (profile, stats) = build_profile(&raw, &code, &sym, &functions, mode);
+            if profile.is_empty() {
+                return Err(ProfileError::Request(format!(
+                    "{}: the samples hit {} instructions, none with line info: was it built with -g?",
+                    req.binary.display(),
+                    stats.instructions
+                )));
+            }
+            let fmt = match format {
+                OutputFormat::Text => Format::Text,
+                _ => Format::ExtBinary,
+            };
+            kfdo_afdo::write_profile(&profile, fmt, std::io::BufWriter::new(out.file()))
+                .map_err(|e| out.error(e))?;
+            outcome.functions = profile.len();
+            outcome.total_samples = profile.total();
+            outcome.build = Some(stats);
+        }
+        (_, None) => unreachable!("the symbolizer is opened for every symbolized format"),
+    }
+    out.commit()?;
+    outcome.seconds = started.elapsed().as_secs_f64();
+    Ok(outcome)
+}
