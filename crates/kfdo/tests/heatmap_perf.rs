@@ -303,3 +303,106 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("build-id"), "{err}");
 }
+
+/// A program that forks: the parent and its child each spin in a function of their own.
+/// perf does not repeat the parent's mappings for the child (it records a FORK), so the
+/// child's samples belong to the binary only through the fork.
+const FORKING: &str = r#"
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile uint64_t sink;
+__attribute__((noinline)) uint64_t parent_spin(uint64_t n) {
+  uint64_t x = sink; for (uint64_t i = 0; i < n; i++) x = x * 6364136223846793005ull + i; return x; }
+__attribute__((noinline)) uint64_t child_spin(uint64_t n) {
+  uint64_t x = sink; for (uint64_t i = 0; i < n; i++) x ^= (x << 13) + i; return x; }
+int main(int argc, char **argv) {
+  long a = atol(argv[1]);
+  pid_t p = fork();
+  if (p == 0) { for (long k = 0; k < a; k++) sink += child_spin(100000); _exit(0); }
+  for (long k = 0; k < a; k++) sink += parent_spin(100000);
+  waitpid(p, 0, 0);
+  return 0;
+}
+"#;
+
+/// Share of the in-text samples that the heat map's summary gives `name`.
+fn share(summary: &serde_json::Value, name: &str) -> f64 {
+    let total = summary["samples_in_text"].as_f64().unwrap();
+    summary["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .map_or(0.0, |f| f["samples"].as_f64().unwrap() / total)
+}
+
+/// A forked child's samples appear in the heat map, recorded by perf (cpu-clock, which
+/// follows the child) and by kfdo's emulated recording (QEMU follows fork).
+#[test]
+fn a_forked_childs_samples_are_in_the_heat_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("forking.c");
+    std::fs::write(&src, FORKING).unwrap();
+    let bin = dir.path().join("forking");
+    run(
+        Command::new("clang-19")
+            .args(["-O1", "-g", "-o"])
+            .arg(&bin)
+            .arg(&src),
+        "clang-19",
+    );
+    let recordings = [
+        (
+            "perf.data",
+            Command::new("perf")
+                .args(["record", "-q", "-e", "cpu-clock", "-F", "2000", "-o"])
+                .arg(dir.path().join("perf.data"))
+                .arg("--")
+                .arg(&bin)
+                .arg("3000")
+                .output(),
+            "perf record",
+        ),
+        (
+            "emulated.data",
+            Command::new(env!("CARGO_BIN_EXE_kfdo"))
+                .args(["record", "-q", "--method", "emulated", "-c", "1009", "-o"])
+                .arg(dir.path().join("emulated.data"))
+                .arg("--")
+                .arg(&bin)
+                .arg("300")
+                .output(),
+            "kfdo record --method emulated",
+        ),
+    ];
+    for (file, out, what) in recordings {
+        let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json = dir.path().join(format!("{file}.json"));
+        run(
+            Command::new(env!("CARGO_BIN_EXE_kfdo"))
+                .args(["heatmap", "--binary"])
+                .arg(&bin)
+                .arg(dir.path().join(file))
+                .arg("-o")
+                .arg(dir.path().join(format!("{file}.png")))
+                .arg("--json")
+                .arg(&json),
+            "kfdo heatmap",
+        );
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let (parent, child) = (share(&s, "parent_spin"), share(&s, "child_spin"));
+        // Equal work in each process: about half of the samples each.
+        assert!(
+            parent > 0.3 && child > 0.3,
+            "{file}: parent_spin {parent:.2}, child_spin {child:.2} of the samples: {s}"
+        );
+    }
+}

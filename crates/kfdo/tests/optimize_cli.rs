@@ -242,3 +242,111 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
     assert!(String::from_utf8_lossy(&missing.stderr)
         .contains("cannot read recipe /nonexistent/recipe.toml"));
 }
+
+/// A `[[bench]]` command with shell syntax, `{bin} A && {bin} B | cat`, gets emulated
+/// counters: every run of the program under QEMU, summed. They equal the counts of the
+/// two runs benchmarked alone, variant by variant (each through the shell as well, with
+/// the same redirections: a program's start-up reads its environment, and its stdio
+/// buffers by what its stdout is).
+#[test]
+fn a_shell_bench_command_gets_emulated_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(common::program_source("lz.c"), src.join("lz.c")).unwrap();
+    let recipe = dir.path().join("recipe.toml");
+    std::fs::write(
+        &recipe,
+        format!(
+            r#"name = "lz-shell"
+[source]
+path = "src"
+[build]
+command = '{BUILD}'
+binary = "lz"
+[train]
+command = "{{bin}} 100000"
+[[bench]]
+name = "both"
+command = "{{bin}} 20000 >/dev/null && {{bin}} 30000 | cat >/dev/null"
+runs = 2
+[[bench]]
+name = "first"
+command = "{{bin}} 20000 >/dev/null"
+runs = 2
+[[bench]]
+name = "second"
+command = "{{bin}} 30000 | cat >/dev/null"
+runs = 2
+"#
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = common::kfdo()
+        .args([
+            "optimize",
+            "--method",
+            "emulated",
+            "--counters",
+            "emulated",
+            "--variants",
+            "autofdo",
+            "--no-heatmaps",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    ok(&o);
+    let json = dir.path().join("analysis.json");
+    common::run_ok(
+        common::kfdo()
+            .args(["report", "-q", "--store"])
+            .arg(out.join("bench/results.db"))
+            .arg("-o")
+            .arg(dir.path().join("report"))
+            .arg("--json")
+            .arg(&json),
+    );
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // (benchmark, counter) -> one value per variant (baseline, autofdo).
+    let values = |bench: &str, counter: &str| -> Vec<f64> {
+        let b = a["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == bench)
+            .unwrap_or_else(|| panic!("no benchmark {bench} in {a}"));
+        let row = b["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == counter && r["source"] == "emulated")
+            .unwrap_or_else(|| panic!("{bench}: no emulated {counter} in {b}"));
+        row["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().expect("a value for every variant"))
+            .collect()
+    };
+    for counter in ["instructions", "taken branches", "conditional branches"] {
+        let (both, first, second) = (
+            values("both", counter),
+            values("first", counter),
+            values("second", counter),
+        );
+        assert_eq!(both.len(), 2, "{counter}: {both:?}");
+        for v in 0..2 {
+            assert!(first[v] > 1e4, "{counter}: {first:?}");
+            assert_eq!(
+                both[v],
+                first[v] + second[v],
+                "{counter}, variant {v}: {both:?} vs {first:?} + {second:?}"
+            );
+        }
+    }
+}

@@ -198,7 +198,8 @@ fn unwritable_output() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(
-        e.contains("/nonexistent-dir/out.prof") && e.contains("writable"),
+        e.contains("/nonexistent-dir/out.prof")
+            && e.contains("/nonexistent-dir does not exist: create it"),
         "{e}"
     );
 }

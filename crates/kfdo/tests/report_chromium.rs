@@ -32,11 +32,13 @@ fn fill_store(db: &Path) {
         name: EVIL_BASE.into(),
         command: "./speedtest1 --size 5 <in >out && echo \"done\"".into(),
         flags: Some("-O0 -DNAME=\"<x>\"".into()),
+        program: None,
     };
     let new = Variant {
         name: EVIL_NEW.into(),
         command: "./speedtest1-O2 --size 5".into(),
         flags: Some("-O2".into()),
+        program: None,
     };
     let (ib, inew) = (
         s.variant(EVIL_BENCH, &base).unwrap(),
@@ -72,8 +74,13 @@ fn fill_store(db: &Path) {
     }
     s.add_counter_source(sess, "cachegrind", "simulated <caches> & branch predictor")
         .unwrap();
-    s.set_notes(sess, &["a note with <tags> & \"quotes\"".to_string()])
-        .unwrap();
+    s.set_notes(
+        sess,
+        &[kfdo_bench::Warning::Other {
+            message: "a note with <tags> & \"quotes\"".to_string(),
+        }],
+    )
+    .unwrap();
     s.finish_session(sess, "complete").unwrap();
 
     // A synthetic heat map: two hot bands.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::cache::{file_name, Cache, Done};
-use crate::exec::{Log, Stdout};
+use crate::exec::Log;
 use crate::progress::Progress;
 use crate::recipe::Recipe;
 use crate::variant::Variant;
@@ -19,18 +19,19 @@ use crate::variant::Variant;
 pub struct Options {
     pub recipe: Recipe,
     pub variants: Vec<Variant>,
-    /// `kfdo record --method` for the training run (auto picks, and says why).
-    pub method: String,
+    /// How the training run is recorded; None is auto (which picks, and says why).
+    pub method: Option<kfdo_record::hardware::Method>,
     /// `kfdo record --period`, when given.
     pub period: Option<u64>,
-    /// `kfdo compare --counters`; "auto" here means hardware perf, else emulated.
-    pub counters: String,
+    /// The benchmark's counters; `Auto` here means hardware perf, else emulated.
+    pub counters: kfdo_bench::counters::Choice,
     /// Timed runs per variant, overriding the recipe's.
     pub runs: Option<usize>,
     /// Output directory.
     pub out: PathBuf,
-    /// The kfdo executable, for its subcommands.
-    pub kfdo: PathBuf,
+    /// The executable that holds kfdo's code (the running one): its content hash keys
+    /// the steps that kfdo's own code does (conversion, report).
+    pub kfdo_exe: PathBuf,
     pub cc: String,
     pub cxx: String,
     pub profdata: String,
@@ -78,7 +79,7 @@ impl Ctx {
         std::fs::create_dir_all(&logs)
             .with_context(|| format!("cannot create {}", logs.display()))?;
         let tool_ids = tool_identity(&[&opts.cc, &opts.cxx])?;
-        let kfdo_hash = crate::cache::content_hash(&opts.kfdo)?;
+        let kfdo_hash = crate::cache::content_hash(&opts.kfdo_exe)?;
         Ok(Ctx {
             cache: Cache::open(&state)?,
             progress: Progress::new(total_steps, opts.quiet),
@@ -126,15 +127,6 @@ impl Ctx {
             .save(step, &key, outputs, facts, t0.elapsed().as_secs_f64())?;
         bar.finish();
         Ok(done)
-    }
-
-    /// A kfdo subcommand, run through the same executable.
-    pub fn kfdo(&self, log: &Log, args: &[&std::ffi::OsStr], cwd: &Path) -> anyhow::Result<()> {
-        log.run(
-            Command::new(&self.opts.kfdo).args(args).current_dir(cwd),
-            Stdout::Log,
-        )?;
-        Ok(())
     }
 }
 

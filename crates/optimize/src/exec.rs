@@ -158,4 +158,30 @@ impl Log {
             let _ = writeln!(f, "# kfdo: {msg}");
         }
     }
+
+    /// Output of a step that kfdo does itself (a library call): what a command would
+    /// have printed. The progress display shows the last such line.
+    pub fn say(&self, msg: &str) {
+        if let Ok(mut f) = self.append() {
+            let _ = writeln!(f, "{msg}");
+        }
+    }
+
+    /// Where a program that kfdo starts itself writes: no input, its output and errors
+    /// into this log.
+    pub fn child_stdio(&self) -> anyhow::Result<kfdo_record::StdioPlan> {
+        use kfdo_record::StdStream;
+        Ok(kfdo_record::StdioPlan {
+            stdin: StdStream::Null,
+            stdout: StdStream::file(self.append()?),
+            stderr: StdStream::file(self.append()?),
+        })
+    }
+
+    /// A library call's error: kept in the log, as a failing command's would be, and
+    /// quoted from there in the step's error.
+    pub fn failed(&self, e: impl std::fmt::Display) -> anyhow::Error {
+        self.say(&format!("kfdo: error: {e}"));
+        self.fail("kfdo reported an error".into())
+    }
 }

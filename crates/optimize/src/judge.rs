@@ -1,15 +1,17 @@
-//! The steps that judge: benchmark every variant interleaved (`kfdo
-//! compare`, one results store), then the report with heat maps (`kfdo
-//! heatmap`, `kfdo report`).
+//! The steps that judge: benchmark every variant interleaved
+//! (`kfdo_bench::compare`, one results store), then the report with heat maps
+//! (`kfdo_bench::heatmap`, `kfdo_bench::report`).
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
+use kfdo_bench::counters::Choice;
+use kfdo_bench::runner::{Plan, StopRule};
 
 use crate::cache::Key;
 use crate::compile::Built;
 use crate::ctx::{fresh_dir, Ctx};
-use crate::exec::Stdout;
 use crate::variant::Variant;
 
 /// Default timed runs per variant.
@@ -23,17 +25,17 @@ pub struct HeatInput {
     pub perf_hash: String,
 }
 
-/// The counter source for `kfdo compare`: "auto" is hardware `perf stat`
+/// The counter source for the benchmark: "auto" is hardware `perf stat`
 /// where it works, else the emulated counters (deterministic, and far
 /// cheaper than cachegrind on a long benchmark).
-pub fn resolve_counters(requested: &str) -> (String, Option<String>) {
-    if requested != "auto" {
-        return (requested.to_string(), None);
+pub fn resolve_counters(requested: Choice) -> (Choice, Option<String>) {
+    if requested != Choice::Auto {
+        return (requested, None);
     }
     match kfdo_bench::counters::PerfStat::probe() {
-        Ok(_) => ("perf".into(), None),
+        Ok(_) => (Choice::Perf, None),
         Err(why) => (
-            "emulated".into(),
+            Choice::Emulated,
             Some(format!("counters: {why}; using the emulated counters")),
         ),
     }
@@ -41,12 +43,12 @@ pub fn resolve_counters(requested: &str) -> (String, Option<String>) {
 
 impl Ctx {
     /// Benchmarks all builds, interleaved, into `bench/results.db`.
-    pub fn bench(&self, builds: &[(Variant, Built)], counters: &str) -> anyhow::Result<PathBuf> {
+    pub fn bench(&self, builds: &[(Variant, Built)], counters: Choice) -> anyhow::Result<PathBuf> {
         let r = self.recipe();
         let dir = self.dir("bench");
         let db = dir.join("results.db");
         let mut key = Key::new("benchmark")
-            .add("counters", counters)
+            .add("counters", counters.name())
             .add("kfdo", &self.kfdo_version);
         for (v, b) in builds {
             key = key
@@ -64,36 +66,52 @@ impl Ctx {
             fresh_dir(&dir)?;
             let cwd = dir.join("cwd");
             std::fs::create_dir_all(&cwd)?;
+            // The machine is left alone while it runs: no stop flag but the process's.
+            let never = AtomicBool::new(false);
             for bench in &r.benches {
-                let mut args: Vec<OsString> = vec![
-                    "compare".into(),
-                    "--store".into(),
-                    db.clone().into(),
-                    "--benchmark".into(),
-                    bench.name.clone().into(),
-                    "--runs".into(),
-                    self.runs(bench).to_string().into(),
-                    "--counters".into(),
-                    counters.into(),
-                    "--json".into(),
-                    dir.join(format!("{}.json", bench.name)).into(),
-                ];
-                for (v, b) in builds {
-                    args.push("--name".into());
-                    args.push(v.name().into());
-                    args.push(format!("--flags=CFLAGS={} LDFLAGS={}", b.cflags, b.ldflags).into());
+                let template = r.expand_recipe(&bench.command);
+                let req = CompareRequest {
+                    variants: builds
+                        .iter()
+                        .map(|(v, b)| kfdo_bench::runner::Variant {
+                            flags: Some(format!("CFLAGS={} LDFLAGS={}", b.cflags, b.ldflags)),
+                            ..kfdo_bench::runner::Variant::from_template(
+                                v.name(),
+                                &template,
+                                &b.binary,
+                            )
+                        })
+                        .collect(),
+                    benchmark: Some(bench.name.clone()),
+                    plan: Plan {
+                        cwd: Some(cwd.clone()),
+                        env: vec![("RECIPE".into(), r.dir.display().to_string())],
+                        ..Plan::new(1, StopRule::Fixed(self.runs(bench)))
+                    },
+                    counters,
+                    store: db.clone(),
+                    json: Some(dir.join(format!("{}.json", bench.name))),
+                };
+                log.note(&format!("benchmark '{}': {}", bench.name, bench.command));
+                let outcome = kfdo_bench::compare::compare(&req, &never, &mut |ev| match ev {
+                    CompareEvent::CounterNote(n) => log.say(&format!("counters: {n}")),
+                    CompareEvent::Run { variant, run } => log.say(&format!(
+                        "run {} of '{variant}': {:.3} s",
+                        run.index + 1,
+                        run.wall_s
+                    )),
+                    CompareEvent::Counting { variant, source } => {
+                        log.say(&format!("counting '{variant}' with {source}"))
+                    }
+                    _ => {}
+                })
+                .map_err(|e| log.failed(e))?;
+                if let CompareOutcome::Complete { analysis, .. } = outcome {
+                    log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
+                    for w in &analysis.warnings {
+                        log.say(&format!("warning: {w}"));
+                    }
                 }
-                args.push("--".into());
-                for (_, b) in builds {
-                    args.push(r.expand(&bench.command, &b.binary).into());
-                }
-                log.run(
-                    Command::new(&self.opts.kfdo)
-                        .args(&args)
-                        .current_dir(&cwd)
-                        .env("RECIPE", &r.dir),
-                    Stdout::Log,
-                )?;
             }
             Ok(serde_json::json!({}))
         })?;
@@ -126,37 +144,35 @@ impl Ctx {
             for h in heat {
                 let png = dir.join(format!("heat-{}.png", crate::cache::file_name(&h.label)));
                 let label = format!("{}: {} ({}, training run)", r.name, h.label, r.build.binary);
-                self.kfdo(
-                    log,
-                    &[
-                        "heatmap".as_ref(),
-                        "--binary".as_ref(),
-                        h.binary.binary.as_os_str(),
-                        h.perf_data.as_os_str(),
-                        "-o".as_ref(),
-                        png.as_os_str(),
-                        "--store".as_ref(),
-                        store.as_os_str(),
-                        "--label".as_ref(),
-                        label.as_ref(),
-                    ],
-                    &dir,
-                )?;
+                let req = kfdo_bench::heatmap::HeatmapRequest {
+                    store: Some(store.clone()),
+                    label: Some(label),
+                    ..kfdo_bench::heatmap::HeatmapRequest::new(&h.binary.binary, &h.perf_data, &png)
+                };
+                let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
+                log.say(&format!(
+                    "{}: {} of {} samples in text; hot text span ({:.0} %): {} bytes",
+                    map.label,
+                    map.samples_in_text,
+                    map.samples_total,
+                    map.span.fraction * 100.0,
+                    map.span.bytes
+                ));
             }
-            let title = format!("kfdo optimize: {}", r.name);
-            self.kfdo(
-                log,
-                &[
-                    "report".as_ref(),
-                    "--store".as_ref(),
-                    store.as_os_str(),
-                    "-o".as_ref(),
-                    dir.as_os_str(),
-                    "--title".as_ref(),
-                    title.as_ref(),
-                ],
-                &dir,
-            )?;
+            let done = kfdo_bench::report::write::write_report(
+                &kfdo_bench::report::write::ReportRequest {
+                    store: store.clone(),
+                    output: dir.clone(),
+                    title: format!("kfdo optimize: {}", r.name),
+                    json: None,
+                },
+            )
+            .map_err(|e| log.failed(e))?;
+            log.say(&format!(
+                "wrote {} and {}",
+                done.index.display(),
+                done.markdown.display()
+            ));
             Ok(serde_json::json!({}))
         })?;
         Ok(dir)

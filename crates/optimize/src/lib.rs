@@ -9,9 +9,9 @@
 //! Every step is cached (`cache`): keyed by a SHA-256 of what it reads and
 //! remembering the content hashes of what it wrote, so a rerun does only what
 //! changed; every step logs to `OUT/logs/STEP.log` (`exec`), and a failure
-//! names the step and its log. kfdo's own subcommands (record, profile,
-//! compare, heatmap, report) run as child processes of the same executable,
-//! each with its output in the step's log.
+//! names the step and its log. kfdo's own steps (record, profile, compare,
+//! heatmap, report) are calls into the library crates, with what they say
+//! written into the step's log.
 
 pub mod cache;
 pub mod compile;

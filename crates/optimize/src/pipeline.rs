@@ -71,8 +71,8 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let o = &ctx.opts;
     let r = ctx.recipe();
     let has = |v: Variant| o.variants.contains(&v);
-    let (method, why) = resolve_method(&o.method)?;
-    let (counters, counters_note) = resolve_counters(&o.counters);
+    let (method, why) = resolve_method(o.method);
+    let (counters, counters_note) = resolve_counters(o.counters);
     ctx.progress.say(format!(
         "kfdo optimize: recipe '{}' ({}) -> {}",
         r.name,
@@ -80,8 +80,14 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         o.out.display()
     ));
     ctx.progress.say(format!(
-        "  variants: {}; training recorded with --method {method}; counters: {counters}; logs in {}",
-        o.variants.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+        "  variants: {}; training recorded with --method {}; counters: {}; logs in {}",
+        o.variants
+            .iter()
+            .map(|v| v.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        method.name(),
+        counters.name(),
         ctx.logs.display()
     ));
     for w in why.iter().chain(counters_note.iter()) {
@@ -113,7 +119,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let (recording, ifdo_profile) = both(
         || {
             if wants_record {
-                ctx.record(&baseline, &method, "training run").map(Some)
+                ctx.record(&baseline, method, "training run").map(Some)
             } else {
                 Ok(None)
             }
@@ -175,7 +181,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     }
 
     // Stage 5: judge, alone on the machine.
-    let db = ctx.bench(&builds, &counters)?;
+    let db = ctx.bench(&builds, counters)?;
 
     // Stage 6: heat maps of baseline and autofdo running the training workload.
     let mut heat = Vec::new();
@@ -189,7 +195,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
             });
         }
         if let Some((_, af)) = builds.iter().find(|(v, _)| *v == Variant::Autofdo) {
-            let rec = ctx.record(af, &method, "autofdo (for its heat map)")?;
+            let rec = ctx.record(af, method, "autofdo (for its heat map)")?;
             heat.push(HeatInput {
                 label: "autofdo".into(),
                 binary: af.clone(),

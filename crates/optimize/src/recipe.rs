@@ -188,6 +188,12 @@ impl Recipe {
             .replace("{recipe}", &quote(&self.dir))
     }
 
+    /// `command` with `{recipe}` expanded and `{bin}` left for the benchmark to fill in
+    /// (with the variant's program, or with a counting launcher).
+    pub fn expand_recipe(&self, command: &str) -> String {
+        command.replace("{recipe}", &quote(&self.dir))
+    }
+
     /// The training workload as an argv (program first).
     pub fn train_argv(&self, bin: &Path) -> anyhow::Result<Vec<String>> {
         let cmd = self.expand(&self.train.command, bin);

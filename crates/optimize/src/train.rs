@@ -1,10 +1,13 @@
 //! The steps that make profiles: record the training run (hardware branch
-//! sampling or emulated LBR, through `kfdo record`), convert it with kfdo and
-//! with llvm-profgen-19, and the instrumented-PGO training.
+//! sampling or emulated LBR, `kfdo_record::record`), convert it with kfdo
+//! (`kfdo_convert::profile`) and with llvm-profgen-19, and the instrumented-PGO
+//! training.
 
-use std::ffi::OsStr;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use kfdo_record::hardware::Method;
 
 use crate::cache::Key;
 use crate::compile::Built;
@@ -16,8 +19,8 @@ use crate::exec::Stdout;
 pub struct Recording {
     pub perf_data: PathBuf,
     pub hash: String,
-    /// The method `kfdo record` used (auto resolved).
-    pub method: String,
+    /// The method that recorded it (auto resolved).
+    pub method: Method,
     pub ip_only: bool,
 }
 
@@ -28,21 +31,18 @@ pub struct ProfileFile {
     pub hash: String,
 }
 
-/// The recording method: `auto` resolved here (and said), so the step key
+/// The recording method: `auto` (None) resolved here (and said), so the step key
 /// and the conversion know what kind of samples they get.
-pub fn resolve_method(requested: &str) -> anyhow::Result<(String, Vec<String>)> {
-    use kfdo_record::hardware::Capabilities;
-    let caps = Capabilities::detect();
-    if requested == "auto" {
-        let (m, why) = caps.choose_auto();
-        return Ok((m.name().to_string(), why));
+pub fn resolve_method(requested: Option<Method>) -> (Method, Vec<String>) {
+    match requested {
+        Some(m) => (m, Vec::new()),
+        None => kfdo_record::hardware::Capabilities::detect().choose_auto(),
     }
-    Ok((requested.to_string(), Vec::new()))
 }
 
 impl Ctx {
     /// Records `built` running the training workload; `what` names the step.
-    pub fn record(&self, built: &Built, method: &str, what: &str) -> anyhow::Result<Recording> {
+    pub fn record(&self, built: &Built, method: Method, what: &str) -> anyhow::Result<Recording> {
         let r = self.recipe();
         let dir = self.dir(&format!("record/{}", built.label));
         let perf_data = dir.join("perf.data");
@@ -51,7 +51,7 @@ impl Ctx {
         let mut key = Key::new("record")
             .add("binary", &built.hash)
             .add("workload", &r.train.command)
-            .add("method", method)
+            .add("method", method.name())
             .add("kfdo", &self.kfdo_version);
         if let Some(p) = self.opts.period {
             key = key.add("period", p.to_string());
@@ -60,24 +60,55 @@ impl Ctx {
             fresh_dir(&dir)?;
             let run = dir.join("cwd");
             std::fs::create_dir_all(&run)?;
-            let mut cmd = Command::new(&self.opts.kfdo);
-            cmd.arg("record").arg("--method").arg(method);
+            let target = kfdo_record::Target::Command {
+                argv: argv.iter().map(OsString::from).collect(),
+                method: Some(method),
+            };
+            let mut req = kfdo_record::RecordRequest::new(target, &perf_data);
             if let Some(p) = self.opts.period {
-                cmd.arg("--period").arg(p.to_string());
+                req.period = p;
             }
-            cmd.arg("-o").arg(&perf_data).arg("--").args(&argv);
-            cmd.current_dir(&run).env("RECIPE", &r.dir);
-            log.run(&mut cmd, Stdout::Log)?;
+            req.child = kfdo_record::ChildSetup {
+                cwd: Some(run),
+                env: vec![("RECIPE".into(), r.dir.clone().into())],
+                stdio: log.child_stdio()?,
+            };
+            log.note(&format!(
+                "recording `{}` with --method {}",
+                argv.join(" "),
+                method.name()
+            ));
+            let recorded = kfdo_record::record(&req, &mut |s| log.say(&format!("kfdo record: {s}")))
+                .map_err(|e| log.failed(e))?;
+            if let kfdo_record::Recorded::Emulated(out) = &recorded {
+                for w in &out.warnings {
+                    log.say(&format!("kfdo record: warning: {w}"));
+                }
+                log.say(&format!(
+                    "kfdo record: {} samples ({} taken branches), {} executable mappings, {} process(es) -> {}",
+                    out.samples,
+                    out.branches,
+                    out.mmaps,
+                    out.processes,
+                    perf_data.display()
+                ));
+            }
+            if recorded.exit_code() != 0 {
+                return Err(log.fail(format!(
+                    "the training workload exited with status {}",
+                    recorded.exit_code()
+                )));
+            }
             if !perf_data.is_file() {
-                return Err(log.fail("kfdo record left no perf.data".into()));
+                return Err(log.fail("the recording left no perf.data".into()));
             }
-            Ok(serde_json::json!({ "method": method }))
+            Ok(serde_json::json!({ "method": method.name() }))
         })?;
         Ok(Recording {
             hash: done.hash_of(&perf_data).to_string(),
             perf_data,
-            method: method.to_string(),
-            ip_only: method == "ip",
+            method,
+            ip_only: method == Method::Ip,
         })
     }
 
@@ -92,19 +123,29 @@ impl Ctx {
             .finish();
         let done = self.step("profile kfdo", key, &[out.clone()], |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
-            let mut args: Vec<&OsStr> = vec![
-                "profile".as_ref(),
-                "--binary".as_ref(),
-                built.binary.as_os_str(),
-                "--perf-data".as_ref(),
-                rec.perf_data.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-            ];
-            if rec.ip_only {
-                args.push("--ip-only".as_ref());
-            }
-            self.kfdo(log, &args, out.parent().unwrap())?;
+            let req = kfdo_convert::ProfileRequest {
+                ip_only: rec.ip_only,
+                ..kfdo_convert::ProfileRequest::new(
+                    &built.binary,
+                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
+                    &out,
+                )
+            };
+            let summary = kfdo_convert::profile(&req, &mut |p| {
+                log.say(&format!("kfdo profile: reading {}", p.display()))
+            })
+            .map_err(|e| log.failed(e))?;
+            log.say(&format!(
+                "kfdo profile: {} samples in {} -> {} ranges, {} branches, {} functions -> {} ({}) in {:.2}s",
+                summary.samples_in_binary(),
+                built.binary.display(),
+                summary.ranges,
+                summary.branches,
+                summary.functions,
+                out.display(),
+                summary.format,
+                summary.seconds
+            ));
             Ok(serde_json::json!({}))
         })?;
         Ok(ProfileFile {

@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 
-use kfdo_bench::heatmap::{self, input, Grid};
+use kfdo_bench::heatmap::{self, input::AddrSource, HeatmapRequest};
 use kfdo_bench::report::fmt_count;
-use kfdo_bench::store::Store;
 
-use super::report::make_readable;
-use crate::output::{AtomicOutput, Global};
+use crate::output::Global;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Source {
@@ -59,106 +57,35 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    if args.time_buckets == 0 || args.address_buckets == 0 {
-        anyhow::bail!("--time-buckets and --address-buckets must be at least 1");
-    }
-    if !(args.hot_fraction > 0.0 && args.hot_fraction <= 1.0) {
-        anyhow::bail!(
-            "--hot-fraction {}: give a fraction in (0, 1], e.g. 0.9",
-            args.hot_fraction
-        );
-    }
-    let source = match args.source {
-        Source::Ip => input::AddrSource::Ip,
-        Source::BranchTargets => input::AddrSource::BranchTargets,
+    let req = HeatmapRequest {
+        time_buckets: args.time_buckets,
+        address_buckets: args.address_buckets,
+        source: match args.source {
+            Source::Ip => AddrSource::Ip,
+            Source::BranchTargets => AddrSource::BranchTargets,
+        },
+        hot_fraction: args.hot_fraction,
+        line_size: args.line_size,
+        store: args.store.clone(),
+        label: args.label.clone(),
+        json: args.json.clone(),
+        ..HeatmapRequest::new(&args.binary, &args.perf_data, &args.output)
     };
     let pb = g.progress(None, "reading");
-    let inp = input::read(&args.perf_data, &args.binary, source)?;
+    let done = heatmap::make(&req);
     pb.finish_and_clear();
-
-    let grid = Grid::build(
-        &inp.points,
-        inp.text_lo,
-        inp.text_hi,
-        args.time_buckets,
-        args.address_buckets,
-    );
-    let geo = heatmap::geometry(&grid);
-    let png = heatmap::render_png(&grid, &geo)?;
-    let span = heatmap::hot_text_span(
-        inp.points.iter().map(|p| (p.addr, 1)),
-        args.line_size,
-        args.hot_fraction,
-    );
-    let label = args.label.clone().unwrap_or_else(|| {
-        args.binary
-            .file_name()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| args.binary.display().to_string())
-    });
-    let svg = heatmap::render_svg(
-        &grid,
-        &geo,
-        &png,
-        &label,
-        &inp.functions,
-        inp.samples_in_text,
-    );
-
-    let top: Vec<_> = inp.functions.iter().take(20).collect();
-    let summary = serde_json::json!({
-        "binary": args.binary.display().to_string(),
-        "perf_data": args.perf_data.display().to_string(),
-        "build_id": inp.build_id,
-        "kernel": inp.kernel,
-        "source": match args.source { Source::Ip => "ip", Source::BranchTargets => "branch-targets" },
-        "text_lo": inp.text_lo,
-        "text_hi": inp.text_hi,
-        "samples_total": inp.samples_total,
-        "samples_in_text": inp.samples_in_text,
-        "hot_text_bytes": span.bytes,
-        "hot_text_span": span,
-        "time_ns": [grid.t0, grid.t1],
-        "time_buckets": grid.time_buckets,
-        "address_buckets": grid.addr_buckets,
-        "geometry": geo,
-        "functions": top,
-    });
-
-    let mut out = AtomicOutput::create(&args.output)?;
-    std::io::Write::write_all(out.file(), &png)?;
-    out.commit()?;
-    make_readable(&args.output);
-    let svg_path = args.output.with_extension("svg");
-    let mut out = AtomicOutput::create(&svg_path)?;
-    std::io::Write::write_all(out.file(), svg.as_bytes())?;
-    out.commit()?;
-    make_readable(&svg_path);
-    if let Some(path) = &args.json {
-        let mut out = AtomicOutput::create(path)?;
-        serde_json::to_writer_pretty(out.file(), &summary)?;
-        out.commit()?;
-        make_readable(path);
-    }
+    let done = done?;
     if let Some(db) = &args.store {
-        let store = Store::open(db)?;
-        store.add_heatmap(
-            &label,
-            &args.binary.display().to_string(),
-            &png,
-            &svg,
-            &summary,
-        )?;
         g.info(format!("added the heat map to {}", db.display()));
     }
-
+    let span = &done.span;
     println!(
         "{}: {} of {} samples in text [0x{:x}, 0x{:x}); hot text span ({:.0} %): {} bytes in {} lines of {} bytes, spread over 0x{:x}..0x{:x}",
-        label,
-        fmt_count(inp.samples_in_text as f64),
-        fmt_count(inp.samples_total as f64),
-        inp.text_lo,
-        inp.text_hi,
+        done.label,
+        fmt_count(done.samples_in_text as f64),
+        fmt_count(done.samples_total as f64),
+        done.text_lo,
+        done.text_hi,
         args.hot_fraction * 100.0,
         fmt_count(span.bytes as f64),
         span.lines,
@@ -166,10 +93,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         span.extent_lo,
         span.extent_hi
     );
-    for f in inp.functions.iter().take(5) {
+    for f in done.functions.iter().take(5) {
         println!(
             "  {:>6.2} %  {:>8}  0x{:x} {}",
-            100.0 * f.samples as f64 / inp.samples_in_text.max(1) as f64,
+            100.0 * f.samples as f64 / done.samples_in_text.max(1) as f64,
             f.samples,
             f.addr,
             f.name
@@ -177,8 +104,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
     g.info(format!(
         "wrote {} and {}",
-        args.output.display(),
-        svg_path.display()
+        done.png.display(),
+        done.svg.display()
     ));
     Ok(0)
 }

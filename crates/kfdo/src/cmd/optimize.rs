@@ -3,14 +3,11 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use kfdo_bench::counters::Choice;
 use kfdo_optimize::{Options, Recipe, Variant};
+use kfdo_record::hardware::Method;
 
 use crate::output::Global;
-
-const METHODS: &[&str] = &[
-    "auto", "lbr", "brs", "lbrv2", "spe", "brbe", "emulated", "ip",
-];
-const COUNTERS: &[&str] = &["auto", "perf", "cachegrind", "emulated", "none"];
 
 #[derive(clap::Args)]
 #[command(
@@ -67,16 +64,17 @@ pub struct Args {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
-    if !METHODS.contains(&a.method.as_str()) {
-        anyhow::bail!("--method {}: use one of {}", a.method, METHODS.join(", "));
-    }
-    if !COUNTERS.contains(&a.counters.as_str()) {
-        anyhow::bail!(
-            "--counters {}: use one of {}",
-            a.counters,
-            COUNTERS.join(", ")
-        );
-    }
+    let method = match a.method.as_str() {
+        "auto" => None,
+        m => Some(
+            m.parse::<Method>()
+                .map_err(|why| anyhow::anyhow!("--method {m}: {why}"))?,
+        ),
+    };
+    let counters: Choice = a.counters.parse().map_err(|_| {
+        let names: Vec<&str> = Choice::ALL.iter().map(|c| c.name()).collect();
+        anyhow::anyhow!("--counters {}: use one of {}", a.counters, names.join(", "))
+    })?;
     if a.period == Some(0) {
         anyhow::bail!("--period must be at least 1");
     }
@@ -92,19 +90,19 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create the output directory {}", out.display()))?;
     let out = std::fs::canonicalize(&out)?;
-    let kfdo = std::env::current_exe().context("cannot find the kfdo executable")?;
+    let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let opts = Options {
         recipe,
         variants,
-        method: a.method,
+        method,
         period: a.period,
-        counters: a.counters,
+        counters,
         runs: a.runs,
         out,
-        kfdo,
+        kfdo_exe,
         cc: a.cc,
         cxx: a.cxx,
         profdata: a.llvm_profdata,

@@ -1,16 +1,8 @@
 //! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate).
 
-use crate::output::{AtomicOutput, Global};
-use anyhow::{bail, Context};
-use kfdo_afdo::builder::{build_profile, Functions, Mode};
-use kfdo_afdo::Format;
-use kfdo_aggregate::collect::{
-    collect_perf_data, collect_perf_script, CollectOptions, CollectStats, SampleMode,
-};
-use kfdo_aggregate::target::TargetBinary;
-use kfdo_aggregate::{CodeMap, RawProfile};
+use crate::output::Global;
+use kfdo_convert::{Input, OutputFormat, ProfileRequest};
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).args(["perf_data", "perf_script", "raw_in"])))]
@@ -59,127 +51,39 @@ enum OutFormat {
     Extbinary,
 }
 
-#[derive(serde::Serialize)]
-struct Summary {
-    binary: String,
-    output: String,
-    format: &'static str,
-    inputs: Vec<CollectStats>,
-    ranges: usize,
-    branches: usize,
-    functions: usize,
-    total_samples: u64,
-    build: Option<kfdo_afdo::builder::BuildStats>,
-    seconds: f64,
-}
-
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
-    let started = Instant::now();
-    let bin = kfdo_elf::Binary::open(&a.binary)?;
-    if a.kernel && !bin.is_kernel() {
-        bail!(
-            "{}: --kernel was given but this is not a vmlinux (no _text/_stext at a kernel address); \
-             pass the uncompressed vmlinux with debug info, not a bzImage or a module",
-            a.binary.display()
-        );
-    }
-    // Fail before reading any input if the result could not be symbolized.
-    let sym = if a.raw { None } else { Some(bin.symbolizer()?) };
-    let code = bin.code()?;
-    let codemap = CodeMap::from_code(&code);
-    let target = TargetBinary::new(&bin, a.binary_name.as_deref(), a.kernel);
-    let opts = CollectOptions {
-        mode: if a.ip_only {
-            SampleMode::IpOnly
-        } else {
-            SampleMode::Lbr
-        },
-        pids: a.pid.clone(),
-    };
-
-    let spinner = g.progress(None, "reading");
-    let mut raw = RawProfile::default();
-    let mut inputs = Vec::new();
-    for p in &a.perf_data {
-        spinner.set_message(format!("reading {}", p.display()));
-        let (r, s) = collect_perf_data(p, &target, &codemap, &opts)?;
-        raw.merge(r);
-        inputs.push(s);
-    }
-    for p in &a.perf_script {
-        spinner.set_message(format!("reading {}", p.display()));
-        let (r, s) = collect_perf_script(p, &target, &codemap, &opts)?;
-        raw.merge(r);
-        inputs.push(s);
-    }
-    for p in &a.raw_in {
-        let r = RawProfile::read_text(p, bin.preferred_base())?;
-        raw.merge(r);
-    }
-    spinner.finish_and_clear();
-    if raw.is_empty() {
-        bail!(
-            "no samples: the inputs hold no range or branch counts for {}",
-            a.binary.display()
-        );
-    }
-
-    let mut out = AtomicOutput::create(&a.output)?;
-    let mut summary = Summary {
-        binary: a.binary.display().to_string(),
-        output: a.output.display().to_string(),
+    let inputs: Vec<Input> = a
+        .perf_data
+        .iter()
+        .cloned()
+        .map(Input::PerfData)
+        .chain(a.perf_script.iter().cloned().map(Input::PerfScript))
+        .chain(a.raw_in.iter().cloned().map(Input::Raw))
+        .collect();
+    let req = ProfileRequest {
         format: if a.raw {
-            "raw"
+            OutputFormat::Raw
         } else {
             match a.format {
-                OutFormat::Text => "text",
-                OutFormat::Extbinary => "extbinary",
+                OutFormat::Text => OutputFormat::Text,
+                OutFormat::Extbinary => OutputFormat::Extbinary,
             }
         },
-        inputs,
-        ranges: raw.ranges.len(),
-        branches: raw.branches.len(),
-        functions: 0,
-        total_samples: 0,
-        build: None,
-        seconds: 0.0,
+        kernel: a.kernel,
+        ip_only: a.ip_only,
+        pids: a.pid.clone(),
+        binary_name: a.binary_name.clone(),
+        ..ProfileRequest::new(&a.binary, inputs, &a.output)
     };
-    if a.raw {
-        raw.write_text(out.file(), bin.preferred_base())
-            .with_context(|| format!("cannot write {}", a.output.display()))?;
-    } else {
-        let sym = sym.expect("symbolizer opened when not --raw");
-        let functions = Functions::new(
-            sym.function_ranges()
-                .iter()
-                .map(|f| (f.start, f.end, &*f.name, f.is_func_entry)),
-        );
-        let mode = if a.ip_only { Mode::IpOnly } else { Mode::Lbr };
-        let (profile, stats) = build_profile(&raw, &code, &sym, &functions, mode);
-        if profile.is_empty() {
-            bail!(
-                "{}: the samples hit {} instructions, none with line info: was it built with -g?",
-                a.binary.display(),
-                stats.instructions
-            );
-        }
-        let fmt = match a.format {
-            OutFormat::Text => Format::Text,
-            OutFormat::Extbinary => Format::ExtBinary,
-        };
-        kfdo_afdo::write_profile(&profile, fmt, std::io::BufWriter::new(out.file()))
-            .with_context(|| format!("cannot write {}", a.output.display()))?;
-        summary.functions = profile.len();
-        summary.total_samples = profile.total();
-        summary.build = Some(stats);
-    }
-    out.commit()?;
-    summary.seconds = started.elapsed().as_secs_f64();
-
-    let samples: u64 = summary.inputs.iter().map(|s| s.samples_in_binary).sum();
+    let spinner = g.progress(None, "reading");
+    let outcome = kfdo_convert::profile(&req, &mut |p| {
+        spinner.set_message(format!("reading {}", p.display()))
+    });
+    spinner.finish_and_clear();
+    let summary = outcome?;
     g.info(format!(
         "kfdo profile: {} samples in {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
-        samples,
+        summary.samples_in_binary(),
         a.binary.display(),
         summary.ranges,
         summary.branches,

@@ -3,8 +3,9 @@
 //! IP-only as the last resort. `--method auto` says why at each step.
 
 use crate::output::Global;
-use anyhow::{bail, Context};
-use kfdo_record::hardware::{self as hw, Method};
+use anyhow::bail;
+use kfdo_record::hardware::Method;
+use kfdo_record::{KernelBoot, RecordRequest, Recorded, SystemScope, Target};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -104,51 +105,73 @@ impl MethodArg {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
-    if a.emulated_kernel {
-        return run_kernel(&a, g);
-    }
-    if a.system {
-        return run_system(&a, g);
-    }
-    if a.command.is_empty() {
-        bail!("no command to record: give it after `--`, e.g. kfdo record -- ./a.out ARGS");
-    }
-    if a.period == 0 {
-        bail!("--period must be at least 1");
-    }
-    let caps = hw::Capabilities::detect();
-    let method = match a.method.to_method() {
-        Some(m) => {
-            if let Err(why) = caps.usable(m) {
-                bail!("--method {}: {why}", m.name());
-            }
-            m
+    let target = if a.emulated_kernel {
+        let Some(kernel) = a.kernel.clone() else {
+            bail!("--emulated-kernel needs --kernel BZIMAGE");
+        };
+        Target::EmulatedKernel(KernelBoot {
+            kernel,
+            initrd: a.initrd.clone(),
+            append: a.append.clone(),
+            vmlinux: a.vmlinux.clone(),
+            filter: if a.user_only {
+                kfdo_record::Filter::User
+            } else if a.kernel_and_user {
+                kfdo_record::Filter::All
+            } else {
+                kfdo_record::Filter::Kernel
+            },
+            qemu_system: a.qemu_system.clone(),
+        })
+    } else if a.system {
+        let Some(seconds) = a.duration else {
+            bail!("--system needs --duration SECONDS");
+        };
+        Target::System {
+            seconds,
+            scope: if a.kernel_only {
+                SystemScope::Kernel
+            } else if a.user_only {
+                SystemScope::User
+            } else {
+                SystemScope::All
+            },
+            method: a.method.to_method(),
         }
-        None => {
-            let (m, steps) = caps.choose_auto();
-            for s in steps {
-                g.info(format!("kfdo record: {s}"));
-            }
-            m
+    } else {
+        Target::Command {
+            argv: a.command.clone(),
+            method: a.method.to_method(),
         }
     };
-    match method {
-        Method::Emulated => run_emulated(&a, g),
-        m => {
-            let cmd = hw::perf_record_command(
-                &caps,
-                m,
-                a.period,
-                &a.output,
-                &a.command,
-                hw::Scope::Command,
-            )
-            .map_err(anyhow::Error::msg)?;
-            g.info(format!("kfdo record: running {}", hw::shell_words(&cmd)));
-            let code = hw::run_perf_checked(&cmd, m, &a.output).map_err(anyhow::Error::msg)?;
-            Ok(code)
-        }
+    let mut req = RecordRequest::new(target, a.output.clone());
+    req.period = a.period;
+    req.depth = a.depth;
+    req.counters = a.counters.clone();
+    req.cache = cache_model(&a)?;
+    req.qemu = a.qemu.clone();
+    req.handle_signals = true;
+    let recorded = kfdo_record::record(&req, &mut |s| g.info(format!("kfdo record: {s}")))
+        .map_err(|e| match &req.target {
+            Target::Command { argv, .. }
+                if !argv.is_empty() && !matches!(e, kfdo_record::Error::Request(_)) =>
+            {
+                anyhow::Error::new(e).context(format!(
+                    "recording {} under emulation",
+                    argv[0].to_string_lossy()
+                ))
+            }
+            Target::EmulatedKernel(_) if !matches!(e, kfdo_record::Error::Request(_)) => {
+                anyhow::Error::new(e).context("recording the kernel under emulation")
+            }
+            _ => anyhow::Error::new(e),
+        })?;
+    match &recorded {
+        Recorded::Emulated(out) => print_emulated(&a, out, g)?,
+        Recorded::Kernel(out) => print_kernel(&a, out, g)?,
+        Recorded::Hardware { .. } => {}
     }
+    Ok(recorded.exit_code())
 }
 
 fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
@@ -173,21 +196,7 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
     Ok(m)
 }
 
-fn run_emulated(a: &Args, g: &Global) -> anyhow::Result<i32> {
-    let mut cfg = kfdo_record::RecordConfig::new(a.command[0].clone(), a.output.clone())
-        .args(a.command[1..].iter().cloned())
-        .period(a.period)
-        .depth(a.depth);
-    cfg.counters = a.counters.clone();
-    cfg.cache = cache_model(a)?;
-    cfg.qemu = a.qemu.clone();
-    cfg.handle_signals = true;
-    let out = kfdo_record::record_user(&cfg).with_context(|| {
-        format!(
-            "recording {} under emulation",
-            a.command[0].to_string_lossy()
-        )
-    })?;
+fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
@@ -218,66 +227,10 @@ fn run_emulated(a: &Args, g: &Global) -> anyhow::Result<i32> {
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     }
-    Ok(out.exit_code)
+    Ok(())
 }
 
-fn run_system(a: &Args, g: &Global) -> anyhow::Result<i32> {
-    let caps = hw::Capabilities::detect();
-    let secs = a.duration.context("--system needs --duration SECONDS")?;
-    if !(secs > 0.0) {
-        bail!("--duration must be positive");
-    }
-    let method = match a.method.to_method() {
-        Some(Method::Emulated) => bail!(
-            "--system records this machine with hardware perf; for an emulated kernel profile use --emulated-kernel"
-        ),
-        Some(m) => {
-            caps.usable(m).map_err(|why| anyhow::anyhow!("--method {}: {why}", m.name()))?;
-            m
-        }
-        None => {
-            let (m, steps) = caps.choose_auto_system();
-            for s in steps {
-                g.info(format!("kfdo record: {s}"));
-            }
-            m
-        }
-    };
-    let scope = if a.kernel_only {
-        hw::Scope::SystemKernel(secs)
-    } else if a.user_only {
-        hw::Scope::SystemUser(secs)
-    } else {
-        hw::Scope::System(secs)
-    };
-    let cmd = hw::perf_record_command(&caps, method, a.period, &a.output, &[], scope)
-        .map_err(anyhow::Error::msg)?;
-    g.info(format!("kfdo record: running {}", hw::shell_words(&cmd)));
-    hw::run_perf_checked(&cmd, method, &a.output).map_err(anyhow::Error::msg)
-}
-
-fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
-    let kernel = a
-        .kernel
-        .clone()
-        .context("--emulated-kernel needs --kernel BZIMAGE")?;
-    let mut cfg = kfdo_record::SystemConfig::new(kernel, a.output.clone());
-    cfg.initrd = a.initrd.clone();
-    cfg.append = a.append.clone();
-    cfg.vmlinux = a.vmlinux.clone();
-    cfg.period = a.period;
-    cfg.depth = a.depth;
-    cfg.counters = a.counters.clone();
-    cfg.cache = cache_model(a)?;
-    cfg.qemu = a.qemu_system.clone();
-    cfg.filter = if a.user_only {
-        kfdo_record::Filter::User
-    } else if a.kernel_and_user {
-        kfdo_record::Filter::All
-    } else {
-        kfdo_record::Filter::Kernel
-    };
-    let out = kfdo_record::record_system(&cfg).context("recording the kernel under emulation")?;
+fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
@@ -300,5 +253,5 @@ fn run_kernel(a: &Args, g: &Global) -> anyhow::Result<i32> {
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
     }
-    Ok(0)
+    Ok(())
 }
