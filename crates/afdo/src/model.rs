@@ -239,17 +239,6 @@ impl Profile {
         self.functions.get_mut(name).expect("just inserted")
     }
 
-    /// Add a top-level function profile, merging with an existing one of the
-    /// same name.
-    pub fn add_function(&mut self, fs: FunctionSamples) {
-        match self.functions.get_mut(&fs.name) {
-            Some(existing) => existing.merge(&fs),
-            None => {
-                self.functions.insert(fs.name.clone(), fs);
-            }
-        }
-    }
-
     /// Merge `other` into this profile (counts add, saturating), like
     /// `llvm-profdata merge --sample`.
     pub fn merge(&mut self, other: &Profile) {

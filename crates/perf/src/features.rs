@@ -46,11 +46,6 @@ impl FeatureId {
     /// The bitmap has 256 bits.
     pub const LIMIT: u32 = 256;
 
-    /// True for features whose section is one `perf_header_string`.
-    pub fn is_string(self) -> bool {
-        matches!(self.0, 3 | 4 | 5 | 6 | 8 | 9)
-    }
-
     pub fn name(self) -> &'static str {
         const NAMES: [&str; 32] = [
             "RESERVED",

@@ -28,17 +28,6 @@ impl CpuMode {
         }
     }
 
-    /// The `misc` bits that encode this mode.
-    pub fn to_misc(self) -> u16 {
-        match self {
-            CpuMode::Unknown => misc::CPUMODE_UNKNOWN,
-            CpuMode::Kernel => misc::KERNEL,
-            CpuMode::User => misc::USER,
-            CpuMode::Hypervisor => misc::HYPERVISOR,
-            CpuMode::GuestKernel => misc::GUEST_KERNEL,
-            CpuMode::GuestUser => misc::GUEST_USER,
-        }
-    }
 }
 
 /// A borrowed array of little-endian `u64`s (callchains, registers, counters). The file
@@ -207,10 +196,6 @@ impl<'a> BranchStack<'a> {
     pub fn counters(&self) -> U64Slice<'a> {
         U64Slice::new(self.counters)
     }
-    /// The raw entry bytes (24 per entry).
-    pub fn raw_entries(&self) -> &'a [u8] {
-        self.entries
-    }
 }
 
 impl std::fmt::Debug for BranchStack<'_> {
@@ -322,10 +307,6 @@ pub struct Sample<'a> {
 impl Sample<'_> {
     pub fn cpumode(&self) -> CpuMode {
         CpuMode::from_misc(self.misc)
-    }
-    /// PERF_RECORD_MISC_EXACT_IP: the IP is the exact instruction (precise event).
-    pub fn exact_ip(&self) -> bool {
-        self.misc & misc::EXACT_IP != 0
     }
 }
 

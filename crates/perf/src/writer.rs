@@ -206,11 +206,6 @@ impl<W: Write + Seek> PerfWriter<W> {
         self.extras.features.insert(FeatureId::NRCPUS.0, b);
     }
 
-    /// Sets any feature section to raw bytes (in perf's format for that feature).
-    pub fn set_feature_raw(&mut self, f: FeatureId, bytes: Vec<u8>) {
-        self.extras.features.insert(f.0, bytes);
-    }
-
     /// Writes the feature sections, ids and attrs after the data, then the header, and
     /// returns the output.
     pub fn finish(mut self) -> Result<W, PerfError> {
@@ -320,12 +315,6 @@ impl<W: Write> PipeWriter<W> {
         }
         me.flush_record(r)?;
         Ok(me)
-    }
-
-    /// Names the output in error messages.
-    pub fn with_path(mut self, path: &Path) -> Self {
-        self.path = path.to_path_buf();
-        self
     }
 
     pub fn attrs(&self) -> &[EventAttr] {

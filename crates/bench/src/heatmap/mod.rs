@@ -144,16 +144,6 @@ impl Grid {
         (lo, hi)
     }
 
-    /// Samples per address bucket (summed over time).
-    pub fn row_totals(&self) -> Vec<u64> {
-        (0..self.addr_buckets)
-            .map(|y| {
-                self.counts[y * self.time_buckets..(y + 1) * self.time_buckets]
-                    .iter()
-                    .sum()
-            })
-            .collect()
-    }
 }
 
 /// Colour of a cell: white for no samples, then light yellow -> orange ->

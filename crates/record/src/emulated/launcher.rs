@@ -143,18 +143,6 @@ impl Launcher {
         &self.script
     }
 
-    /// Forgets the invocations so far (for a second counted run with the same launcher).
-    pub fn reset(&self) -> Result<(), Error> {
-        for e in std::fs::read_dir(&self.streams)
-            .map_err(|e| Error::io("cannot list the launcher's streams", e))?
-        {
-            let p = e.map_err(|e| Error::io("cannot list the launcher's streams", e))?;
-            std::fs::remove_file(p.path())
-                .map_err(|e| Error::io("cannot remove a launcher stream", e))?;
-        }
-        Ok(())
-    }
-
     /// Reads every invocation's stream and sums the counts. An invocation whose stream
     /// is incomplete (killed, or the disk filled) is an error: its counts would be short.
     pub fn counts(&self) -> Result<LaunchedCounts, Error> {
