@@ -61,4 +61,3 @@ impl Error {
         Error::Io(format!("{what}: {e}"))
     }
 }
-

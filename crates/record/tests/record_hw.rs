@@ -1,7 +1,9 @@
 //! Hardware-path detection and perf command construction, from the machine fixtures in
 //! tests/fixtures/hw (see record-fixture.sh and synthesize-fixtures.sh there).
 
-use kfdo_record::hardware::{perf_record_command, shell_words, Capabilities, Method, Scope, Vendor};
+use kfdo_record::hardware::{
+    perf_record_command, shell_words, Capabilities, Method, Scope, Vendor,
+};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> Capabilities {
