@@ -1,4 +1,4 @@
-//! The capture stream the plugin writes (`plugin/vlbr_plugin.rs`), and its reader.
+//! The capture stream the plugin writes (`plugin/`), and its reader.
 //!
 //! Layout, little-endian: an 8-byte magic `KFDOVLB1`, a header (period u64, depth u32,
 //! system u32, filter u32, root pid u32, start time u64), then records `type u32, len u32,
