@@ -1,6 +1,6 @@
 //! The capture stream's format, defined once: the plugin writes it (`stream_encode.rs`)
-//! and the library reads it (`src/emulated/stream.rs` compiles this same file with
-//! `#[path]`). Plain `std` only, so that it builds in both crates.
+//! and the library reads it (`src/emulated/stream.rs`; `src/emulated/mod.rs` compiles this
+//! same file with `#[path]`). Plain `std` only, so that it builds in both crates.
 //!
 //! Layout, little-endian: the header (`MAGIC`, then the fields of [`Header`];
 //! `HEADER_LEN` bytes in all), then records `type u32, len u32, payload[len]`. Forked guest

@@ -10,7 +10,12 @@ pub mod counters;
 pub mod maps;
 mod perfout;
 pub mod plugin;
+#[cfg(test)]
+mod plugin_units;
 pub mod stream;
+/// The capture stream's format, shared with the plugin (one definition for both sides).
+#[path = "../../plugin/stream_format.rs"]
+pub mod stream_format;
 pub mod system;
 pub mod user;
 
