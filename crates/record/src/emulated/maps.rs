@@ -8,81 +8,38 @@
 //! PT_LOAD segment is produced, as the kernel's ELF loader would map it.
 
 use crate::emulated::stream::{MmapRec, MAP_FROM_MAPS};
+use kfdo_elf::{Binary, ElfError, LoadSegment};
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 const PAGE: u64 = 4096;
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-const PF_X: u32 = 1;
-const NT_GNU_BUILD_ID: u32 = 3;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Segment {
-    pub vaddr: u64,
-    pub memsz: u64,
-    pub offset: u64,
-    pub filesz: u64,
-    pub flags: u32,
-}
-
-/// What the recorder needs of an ELF file: its loadable segments and its build-id.
+/// What the recorder needs of an ELF file (read with `kfdo_elf`): its loadable segments
+/// and its build-id.
 #[derive(Debug, Clone, Default)]
 pub struct ElfInfo {
-    pub loads: Vec<Segment>,
+    pub loads: Vec<LoadSegment>,
     pub build_id: Option<Vec<u8>>,
 }
 
-fn rd<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
-    let o = usize::try_from(off).ok()?;
-    b.get(o..o.checked_add(N)?)?.try_into().ok()
-}
-fn r16(b: &[u8], o: u64) -> Option<u16> {
-    rd::<2>(b, o).map(u16::from_le_bytes)
-}
-fn r32(b: &[u8], o: u64) -> Option<u32> {
-    rd::<4>(b, o).map(u32::from_le_bytes)
-}
-fn r64(b: &[u8], o: u64) -> Option<u64> {
-    rd::<8>(b, o).map(u64::from_le_bytes)
-}
-
 impl ElfInfo {
-    /// Parses a little-endian ELF64 file's program headers and GNU build-id note.
-    /// Returns None for anything else (the mapping is then kept without a build-id).
-    pub fn parse(b: &[u8]) -> Option<ElfInfo> {
-        if b.len() < 64 || &b[..4] != b"\x7fELF" || b[4] != 2 || b[5] != 1 {
-            return None;
+    pub fn from_binary(b: &Binary) -> ElfInfo {
+        ElfInfo {
+            loads: b.load_segments().to_vec(),
+            build_id: b.build_id().map(<[u8]>::to_vec),
         }
-        let phoff = r64(b, 32)?;
-        let phentsize = r16(b, 54)? as u64;
-        let phnum = r16(b, 56)? as u64;
-        let mut info = ElfInfo::default();
-        for i in 0..phnum {
-            let p = phoff + i * phentsize;
-            let ty = r32(b, p)?;
-            let seg = Segment {
-                flags: r32(b, p + 4)?,
-                offset: r64(b, p + 8)?,
-                vaddr: r64(b, p + 16)?,
-                filesz: r64(b, p + 32)?,
-                memsz: r64(b, p + 40)?,
-            };
-            match ty {
-                PT_LOAD => info.loads.push(seg),
-                PT_NOTE if info.build_id.is_none() => {
-                    info.build_id = build_id_in_notes(b, seg.offset, seg.filesz)
-                }
-                _ => {}
-            }
-        }
-        Some(info)
     }
 
+    /// Reads an ELF64 file's program headers and GNU build-id.
+    pub fn open(path: &Path) -> Result<ElfInfo, ElfError> {
+        Binary::open(path).map(|b| ElfInfo::from_binary(&b))
+    }
+
+    /// As [`ElfInfo::open`], None for anything that is not a readable ELF64 file (the
+    /// mapping is then kept without a build-id).
     pub fn read(path: &Path) -> Option<ElfInfo> {
-        let data = std::fs::read(path).ok()?;
-        ElfInfo::parse(&data)
+        ElfInfo::open(path).ok()
     }
 
     /// Load bias of a mapping of this file at `start` holding file offset `pgoff`.
@@ -99,7 +56,7 @@ impl ElfInfo {
     pub fn exec_maps(&self, bias: u64) -> Vec<(u64, u64, u64)> {
         self.loads
             .iter()
-            .filter(|s| s.flags & PF_X != 0 && s.filesz > 0)
+            .filter(|s| s.executable && s.filesz > 0)
             .map(|s| {
                 let start = (bias.wrapping_add(s.vaddr)) & !(PAGE - 1);
                 let end = (bias.wrapping_add(s.vaddr) + s.filesz + PAGE - 1) & !(PAGE - 1);
@@ -107,29 +64,6 @@ impl ElfInfo {
             })
             .collect()
     }
-}
-
-fn build_id_in_notes(b: &[u8], off: u64, size: u64) -> Option<Vec<u8>> {
-    let mut p = off;
-    let end = off.checked_add(size)?;
-    while p + 12 <= end {
-        let namesz = r32(b, p)? as u64;
-        let descsz = r32(b, p + 4)? as u64;
-        let ty = r32(b, p + 8)?;
-        let name_at = p + 12;
-        let desc_at = name_at + ((namesz + 3) & !3);
-        if ty == NT_GNU_BUILD_ID
-            && namesz == 4
-            && b.get(name_at as usize..name_at as usize + 4)? == b"GNU\0"
-        {
-            return Some(
-                b.get(desc_at as usize..(desc_at + descsz) as usize)?
-                    .to_vec(),
-            );
-        }
-        p = desc_at + ((descsz + 3) & !3);
-    }
-    None
 }
 
 /// An MMAP2 event to write.
@@ -236,33 +170,31 @@ pub fn normalize(
 mod tests {
     use super::*;
 
+    fn segment(vaddr: u64, offset: u64, filesz: u64, flags: u32) -> LoadSegment {
+        LoadSegment {
+            vaddr,
+            memsz: filesz,
+            offset,
+            filesz,
+            flags,
+            executable: flags & 1 != 0,
+            align: PAGE,
+        }
+    }
+
     #[test]
     fn reads_self() {
         // Any ELF on the machine: the test binary itself.
         let me = std::env::current_exe().unwrap();
         let info = ElfInfo::read(&me).expect("elf");
-        assert!(info.loads.iter().any(|s| s.flags & PF_X != 0));
+        assert!(info.loads.iter().any(|s| s.executable));
+        assert!(ElfInfo::read(Path::new("/nonexistent/x")).is_none());
     }
 
     #[test]
     fn bias_from_merged_mapping() {
         let info = ElfInfo {
-            loads: vec![
-                Segment {
-                    vaddr: 0,
-                    memsz: 0x600,
-                    offset: 0,
-                    filesz: 0x600,
-                    flags: 4,
-                },
-                Segment {
-                    vaddr: 0x1600,
-                    memsz: 0x200,
-                    offset: 0x600,
-                    filesz: 0x200,
-                    flags: 5,
-                },
-            ],
+            loads: vec![segment(0, 0, 0x600, 4), segment(0x1600, 0x600, 0x200, 5)],
             build_id: None,
         };
         // One host mapping from offset 0 at 0x4000000000.

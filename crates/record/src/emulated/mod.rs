@@ -12,6 +12,7 @@ mod perfout;
 pub mod plugin;
 #[cfg(test)]
 mod plugin_units;
+mod program_file;
 pub mod stream;
 /// The capture stream's format, shared with the plugin (one definition for both sides).
 #[path = "../../plugin/stream_format.rs"]

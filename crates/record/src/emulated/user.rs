@@ -4,6 +4,7 @@
 use crate::emulated::counters::{Counters, CountersFile, ProcessCounters};
 use crate::emulated::maps::{self, ElfInfo};
 use crate::emulated::plugin::{qemu_opt_escape, PluginFile};
+use crate::emulated::program_file::{self, Problem, ProgramFile};
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::{Error, RecordConfig, RecordOutcome};
 use std::collections::HashMap;
@@ -363,14 +364,14 @@ fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> 
             "the directories in PATH".into()
         },
     })?;
-    let head = read_head(&path).map_err(|e| Error::Program {
+    let kind = program_file::inspect(&path).map_err(|e| Error::Program {
         program: display.clone(),
-        what: e,
+        what: e.to_string(),
     })?;
-    if head.starts_with(b"#!") {
+    if let ProgramFile::Script(head) = kind {
         let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
         let line = String::from_utf8_lossy(line).trim().to_string();
-        let mut parts = line.splitn(2, |c: char| c == ' ' || c == '\t');
+        let mut parts = line.splitn(2, [' ', '\t']);
         let interp = parts.next().unwrap_or("").to_string();
         let opt = parts
             .next()
@@ -383,14 +384,20 @@ fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> 
             });
         }
         let ipath = PathBuf::from(&interp);
-        let ihead = read_head(&ipath).map_err(|e| Error::Program {
+        let bad = |what: String| Error::Program {
             program: display.clone(),
-            what: format!("its interpreter {interp}: {e}"),
-        })?;
-        check_elf(&ihead).map_err(|w| Error::Program {
-            program: display.clone(),
-            what: format!("its interpreter {interp} {w}"),
-        })?;
+            what,
+        };
+        match program_file::inspect(&ipath) {
+            Ok(ProgramFile::Elf) => {}
+            Ok(ProgramFile::Script(_)) => {
+                return Err(bad(format!(
+                    "its interpreter {interp} is a #! script itself (qemu-x86_64 needs an ELF program there)"
+                )))
+            }
+            Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
+            Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
+        }
         let mut a: Vec<OsString> = Vec::new();
         if let Some(o) = opt {
             a.push(o.into());
@@ -405,10 +412,6 @@ fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> 
             display,
         });
     }
-    check_elf(&head).map_err(|w| Error::Program {
-        program: display.clone(),
-        what: w,
-    })?;
     let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
         program: display.clone(),
         what: e.to_string(),
@@ -419,28 +422,6 @@ fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> 
         args: args.to_vec(),
         display,
     })
-}
-
-fn read_head(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mut head = vec![0u8; 256];
-    let n = f.read(&mut head).map_err(|e| format!("cannot read: {e}"))?;
-    head.truncate(n);
-    Ok(head)
-}
-
-fn check_elf(head: &[u8]) -> Result<(), String> {
-    if head.len() < 20 || &head[..4] != b"\x7fELF" {
-        return Err("is not an ELF program or a #! script".into());
-    }
-    let machine = u16::from_le_bytes([head[18], head[19]]);
-    if head[4] != 2 || head[5] != 1 || machine != 62 {
-        return Err(
-            "is not an x86-64 program (vLBR runs x86-64 programs under qemu-x86_64)".into(),
-        );
-    }
-    Ok(())
 }
 
 fn find_in_path(program: &OsStr) -> Option<PathBuf> {
