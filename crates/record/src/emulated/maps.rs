@@ -7,8 +7,9 @@
 //! the load bias is computed from the ELF program headers and one MMAP2 per executable
 //! PT_LOAD segment is produced, as the kernel's ELF loader would map it.
 
-use crate::emulated::stream::{MmapRec, MAP_FROM_MAPS};
+use crate::emulated::stream_format::MAP_FROM_MAPS;
 use kfdo_elf::{Binary, ElfError, LoadSegment};
+use kfdo_perf::OwnedMmap;
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -66,7 +67,11 @@ impl ElfInfo {
     }
 }
 
-/// An MMAP2 event to write.
+/// One file mapping of one process: what the plugin's MMAP records say (read by
+/// `stream.rs`), what `normalize` turns them into, and what `perfout.rs` writes as an
+/// MMAP2 event ([`Map::to_perf`]). One struct for all three; not `kfdo_perf::OwnedMmap`
+/// itself because the path stays bytes (a Linux path need not be UTF-8, and the ELF file
+/// is opened and its build-id looked up by these bytes; perf.data gets the lossy string).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Map {
     pub time: u64,
@@ -76,6 +81,7 @@ pub struct Map {
     pub len: u64,
     pub pgoff: u64,
     pub prot: u32,
+    /// The guest's mmap flags, or `MAP_FROM_MAPS` for a raw record read from the host.
     pub flags: u32,
     pub maj: u32,
     pub min: u32,
@@ -83,35 +89,47 @@ pub struct Map {
     pub path: Vec<u8>,
 }
 
+impl Map {
+    /// The perf writer's record: cpumode `misc`, an MMAP2 event unless `is_mmap2` is false
+    /// (the kernel image, which perf writes as an MMAP).
+    pub fn to_perf(&self, misc: u16, is_mmap2: bool) -> OwnedMmap {
+        OwnedMmap {
+            pid: self.pid as u32,
+            tid: self.tid as u32,
+            start: self.start,
+            len: self.len,
+            pgoff: self.pgoff,
+            filename: String::from_utf8_lossy(&self.path).to_string(),
+            prot: self.prot,
+            flags: self.flags,
+            build_id: None,
+            maj: self.maj,
+            min: self.min,
+            ino: self.ino,
+            ino_generation: 0,
+            misc,
+            is_mmap2,
+            time: self.time,
+        }
+    }
+}
+
 /// Normalizes the raw mapping records. `first_pc` (per process tree: the first guest
 /// instruction) picks the guest's ELF interpreter out of the host's mappings of the same
 /// file. ELF files are read once each (`elves` caches them, also for build-ids).
 pub fn normalize(
-    raw: &[MmapRec],
+    raw: &[Map],
     first_pc: Option<u64>,
     exe: &Path,
     elves: &mut HashMap<Vec<u8>, Option<ElfInfo>>,
 ) -> Vec<Map> {
     let mut out = Vec::new();
-    let mut loader: HashMap<(i32, Vec<u8>), Vec<&MmapRec>> = HashMap::new();
+    let mut loader: HashMap<(i32, Vec<u8>), Vec<&Map>> = HashMap::new();
     for r in raw {
         if r.flags & MAP_FROM_MAPS != 0 {
             loader.entry((r.pid, r.path.clone())).or_default().push(r);
         } else {
-            out.push(Map {
-                time: r.time,
-                pid: r.pid,
-                tid: r.tid,
-                start: r.addr,
-                len: r.len,
-                pgoff: r.pgoff,
-                prot: r.prot,
-                flags: r.flags,
-                maj: r.maj,
-                min: r.min,
-                ino: r.ino,
-                path: r.path.clone(),
-            });
+            out.push(r.clone());
         }
     }
     let exe = exe.as_os_str().as_bytes();
@@ -131,8 +149,8 @@ pub fn normalize(
         // any group.
         let mut biases: Vec<u64> = Vec::new();
         for r in recs {
-            if let Some(b) = info.bias_for(r.addr, r.pgoff) {
-                let holds_pc = first_pc.is_some_and(|pc| r.addr <= pc && pc < r.addr + r.len);
+            if let Some(b) = info.bias_for(r.start, r.pgoff) {
+                let holds_pc = first_pc.is_some_and(|pc| r.start <= pc && pc < r.start + r.len);
                 if holds_pc {
                     biases.insert(0, b);
                 } else if key.1 == exe && !biases.contains(&b) {
@@ -189,6 +207,63 @@ mod tests {
         let info = ElfInfo::read(&me).expect("elf");
         assert!(info.loads.iter().any(|s| s.executable));
         assert!(ElfInfo::read(Path::new("/nonexistent/x")).is_none());
+    }
+
+    #[test]
+    fn to_perf_keeps_every_field() {
+        let m = Map {
+            time: 7,
+            pid: -1,
+            tid: 3,
+            start: 0x4000_1000,
+            len: 0x2000,
+            pgoff: 0x1000,
+            prot: 5,
+            flags: 2,
+            maj: 0xfe,
+            min: 1,
+            ino: 99,
+            path: b"/lib/\xffx.so".to_vec(),
+        };
+        let o = m.to_perf(kfdo_perf::consts::misc::USER, true);
+        assert_eq!((o.pid, o.tid, o.time), (u32::MAX, 3, 7));
+        assert_eq!((o.start, o.len, o.pgoff), (0x4000_1000, 0x2000, 0x1000));
+        assert_eq!((o.prot, o.flags, o.maj, o.min, o.ino), (5, 2, 0xfe, 1, 99));
+        assert_eq!(o.filename, "/lib/\u{fffd}x.so");
+        assert_eq!(
+            (o.misc, o.is_mmap2, o.build_id, o.ino_generation),
+            (kfdo_perf::consts::misc::USER, true, None, 0)
+        );
+        assert!(!m.to_perf(kfdo_perf::consts::misc::KERNEL, false).is_mmap2);
+    }
+
+    #[test]
+    fn raw_records_pass_through_and_loader_ones_need_the_elf() {
+        let raw = |flags: u32, path: &[u8]| Map {
+            time: 1,
+            pid: 10,
+            tid: 10,
+            start: 0x7000_0000,
+            len: 0x1000,
+            pgoff: 0,
+            prot: 5,
+            flags,
+            maj: 0,
+            min: 0,
+            ino: 0,
+            path: path.to_vec(),
+        };
+        let guest = raw(2, b"/lib/libx.so");
+        let unreadable = raw(MAP_FROM_MAPS, b"/nonexistent/exe");
+        let mut elves = HashMap::new();
+        let out = normalize(
+            &[guest.clone(), unreadable],
+            None,
+            Path::new("/nonexistent/exe"),
+            &mut elves,
+        );
+        assert_eq!(out, vec![guest]);
+        assert!(matches!(elves.get(&b"/nonexistent/exe"[..]), Some(None)));
     }
 
     #[test]

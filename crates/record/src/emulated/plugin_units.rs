@@ -123,7 +123,7 @@ mod round_trip {
         match ev.next() {
             Some(Event::Mmap(m)) => {
                 assert_eq!((m.time, m.pid, m.tid), (11, 4242, 4243));
-                assert_eq!((m.addr, m.len, m.pgoff), (0x4000_0000, 0x2000, 0x1000));
+                assert_eq!((m.start, m.len, m.pgoff), (0x4000_0000, 0x2000, 0x1000));
                 assert_eq!(
                     (m.prot, m.flags, m.maj, m.min, m.ino),
                     (5, MAP_FROM_MAPS, 0xfe, 1, 99)

@@ -2,6 +2,7 @@
 //! types and layouts, flags) is defined once, in `plugin/stream_format.rs`, which the
 //! plugin and this library both compile ([`super::stream_format`]).
 
+use super::maps::Map;
 use super::stream_format::*;
 use crate::Error;
 use std::path::Path;
@@ -49,22 +50,6 @@ pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
     bytes
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MmapRec {
-    pub time: u64,
-    pub pid: i32,
-    pub tid: i32,
-    pub addr: u64,
-    pub len: u64,
-    pub pgoff: u64,
-    pub prot: u32,
-    pub flags: u32,
-    pub maj: u32,
-    pub min: u32,
-    pub ino: u64,
-    pub path: Vec<u8>,
-}
-
 /// Raw counters of one process (or of the whole machine in system mode), user and kernel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RawCounts {
@@ -101,7 +86,7 @@ impl<'a> SampleRec<'a> {
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
     Sample(SampleRec<'a>),
-    Mmap(MmapRec),
+    Mmap(Map),
     /// A thread seen for the first time (or a vCPU reused by a new thread).
     Thread {
         time: u64,
@@ -261,11 +246,11 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             need(MMAP_LEN)?;
             let plen = le32(&p[64..]) as usize;
             let path = p.get(MMAP_LEN..MMAP_LEN + plen)?.to_vec();
-            Event::Mmap(MmapRec {
+            Event::Mmap(Map {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
                 tid: le32(&p[12..]) as i32,
-                addr: le64(&p[16..]),
+                start: le64(&p[16..]),
                 len: le64(&p[24..]),
                 pgoff: le64(&p[32..]),
                 prot: le32(&p[40..]),

@@ -235,7 +235,7 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
 
 /// Side-band events of the capture (everything but samples), in stream order.
 pub(crate) struct Capture {
-    pub raw_maps: Vec<crate::emulated::stream::MmapRec>,
+    pub raw_maps: Vec<crate::emulated::maps::Map>,
     pub threads: Vec<(u64, i32, i32)>,
     pub forks: Vec<(u64, i32, i32, i32, i32)>,
     pub exits: Vec<(u64, i32, i32, i32)>,
