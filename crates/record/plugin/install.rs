@@ -52,7 +52,8 @@ pub unsafe extern "C" fn qemu_plugin_install(
     .encode(&mut hdr);
     config::set(c);
     stream_write::flush(&mut hdr);
-    init_vcpu0();
+    // SAFETY: once, here, before any callback is registered.
+    unsafe { init_vcpu0() };
     let id = PluginId::from_install(id);
     id.on_tb_trans(translate::on_tb_trans);
     id.on_vcpu_init(lifecycle::on_vcpu_init);

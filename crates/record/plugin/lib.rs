@@ -31,7 +31,8 @@
 //! The files, one job each:
 //! - the boundary: `qemu_api.rs` (qemu-plugin.h and safe wrappers), `libc_api.rs` (the few
 //!   libc calls, wrapped); every other `unsafe` is about the plugin's own shared state
-//!   (`vcpu.rs`, `desc.rs`) and says why it holds;
+//!   (the vCPU states in `vcpu.rs`, the block descriptors in `desc.rs`, used from the
+//!   callbacks) and says why it holds;
 //! - set-up and teardown: `install.rs` (the entry point), `config.rs` (its arguments),
 //!   `lifecycle.rs` (vCPU start and exit, process exit);
 //! - per block: `translate.rs` (when QEMU translates a block), `classify.rs` (x86 branch
@@ -44,8 +45,8 @@
 //!   `stream_write.rs` (the descriptor, batching, failure);
 //! - guest mappings: `syscalls.rs` (mmap, fork, exec), `guest_maps.rs`, `proc_maps.rs`.
 //!
-//! The pure modules (classify, word, ring, counts, cache_model, config, proc_maps,
-//! stream_format, stream_encode) hold their unit tests; the library compiles these same
+//! The plain-logic modules (classify, word, filter, ring, counts, cache_model, config,
+//! proc_maps, stream_format, stream_encode) hold their unit tests; the library compiles these same
 //! files into its own tests (`src/emulated/plugin_units.rs`), so `cargo test` runs them.
 //! They name their siblings as `super::x`, which means the same in both places.
 

@@ -36,8 +36,9 @@ impl Ring {
     /// taken branches.
     pub fn new(depth: usize, period: u64) -> Ring {
         let depth = depth.max(1);
-        // One slot more than the depth: the slot after the newest is written for every
-        // block.
+        // One slot more than the depth: left from a branch-free design that wrote the slot
+        // after the newest for every block. Nothing needs it now; kept so that the ring's
+        // size and mask stay as they were.
         let cap = (depth + 1).next_power_of_two();
         assert!(cap <= RING_CAP);
         Ring {

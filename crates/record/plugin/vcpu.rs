@@ -66,11 +66,15 @@ pub fn new_vcpu() -> Box<Vcpu> {
     })
 }
 
-/// Sets up vCPU 0's state. Called once, at install, before any callback is registered.
-pub fn init_vcpu0() {
+/// Sets up vCPU 0's state.
+///
+/// # Safety
+/// Called once, at install, before any callback is registered (nothing else can be
+/// using `VCPU0` then).
+pub unsafe fn init_vcpu0() {
     let v0 = addr_of_mut!(VCPU0).cast::<Vcpu>();
-    // SAFETY: `VCPU0` is written only here, once, before any callback that reads it is
-    // registered (so before any other thread can see it); `v0` is valid and aligned.
+    // SAFETY: no one else uses `VCPU0` yet (the caller's contract); `v0` is valid for
+    // writes and aligned (a static of the type).
     unsafe { v0.write(*new_vcpu()) };
     VCPUS[0].store(v0, Release);
 }
