@@ -1,5 +1,6 @@
-//! Builds the QEMU plugin (`plugin/vlbr_plugin.rs`) as a shared object with plain `rustc`
-//! and leaves it in OUT_DIR, where `src/plugin.rs` embeds it with `include_bytes!`.
+//! Builds the QEMU plugin (the crate `plugin/lib.rs` and the module files beside it) as a
+//! shared object with plain `rustc` and leaves it in OUT_DIR, where
+//! `src/emulated/plugin.rs` embeds it with `include_bytes!`.
 //!
 //! Why this way: a `cdylib` member of the workspace is not built by `cargo build -p kfdo`,
 //! and Cargo has no stable artifact dependencies. The plugin needs no crates (it declares
@@ -11,8 +12,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let src = PathBuf::from("plugin/vlbr_plugin.rs");
-    println!("cargo:rerun-if-changed={}", src.display());
+    let src = PathBuf::from("plugin/lib.rs");
+    // The directory: every module file of the plugin (rustc finds them from `mod x;`).
+    println!("cargo:rerun-if-changed=plugin");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let so = out.join("libkfdo_record_plugin.so");

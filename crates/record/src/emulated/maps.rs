@@ -7,82 +7,40 @@
 //! the load bias is computed from the ELF program headers and one MMAP2 per executable
 //! PT_LOAD segment is produced, as the kernel's ELF loader would map it.
 
-use crate::emulated::stream::{MmapRec, MAP_FROM_MAPS};
+use crate::emulated::stream_format::MAP_FROM_MAPS;
+use kfdo_elf::{Binary, ElfError, LoadSegment};
+use kfdo_perf::OwnedMmap;
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 const PAGE: u64 = 4096;
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-const PF_X: u32 = 1;
-const NT_GNU_BUILD_ID: u32 = 3;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Segment {
-    pub vaddr: u64,
-    pub memsz: u64,
-    pub offset: u64,
-    pub filesz: u64,
-    pub flags: u32,
-}
-
-/// What the recorder needs of an ELF file: its loadable segments and its build-id.
+/// What the recorder needs of an ELF file (read with `kfdo_elf`): its loadable segments
+/// and its build-id.
 #[derive(Debug, Clone, Default)]
 pub struct ElfInfo {
-    pub loads: Vec<Segment>,
+    pub loads: Vec<LoadSegment>,
     pub build_id: Option<Vec<u8>>,
 }
 
-fn rd<const N: usize>(b: &[u8], off: u64) -> Option<[u8; N]> {
-    let o = usize::try_from(off).ok()?;
-    b.get(o..o.checked_add(N)?)?.try_into().ok()
-}
-fn r16(b: &[u8], o: u64) -> Option<u16> {
-    rd::<2>(b, o).map(u16::from_le_bytes)
-}
-fn r32(b: &[u8], o: u64) -> Option<u32> {
-    rd::<4>(b, o).map(u32::from_le_bytes)
-}
-fn r64(b: &[u8], o: u64) -> Option<u64> {
-    rd::<8>(b, o).map(u64::from_le_bytes)
-}
-
 impl ElfInfo {
-    /// Parses a little-endian ELF64 file's program headers and GNU build-id note.
-    /// Returns None for anything else (the mapping is then kept without a build-id).
-    pub fn parse(b: &[u8]) -> Option<ElfInfo> {
-        if b.len() < 64 || &b[..4] != b"\x7fELF" || b[4] != 2 || b[5] != 1 {
-            return None;
+    pub fn from_binary(b: &Binary) -> ElfInfo {
+        ElfInfo {
+            loads: b.load_segments().to_vec(),
+            build_id: b.build_id().map(<[u8]>::to_vec),
         }
-        let phoff = r64(b, 32)?;
-        let phentsize = r16(b, 54)? as u64;
-        let phnum = r16(b, 56)? as u64;
-        let mut info = ElfInfo::default();
-        for i in 0..phnum {
-            let p = phoff + i * phentsize;
-            let ty = r32(b, p)?;
-            let seg = Segment {
-                flags: r32(b, p + 4)?,
-                offset: r64(b, p + 8)?,
-                vaddr: r64(b, p + 16)?,
-                filesz: r64(b, p + 32)?,
-                memsz: r64(b, p + 40)?,
-            };
-            match ty {
-                PT_LOAD => info.loads.push(seg),
-                PT_NOTE if info.build_id.is_none() => {
-                    info.build_id = build_id_in_notes(b, seg.offset, seg.filesz)
-                }
-                _ => {}
-            }
-        }
-        Some(info)
     }
 
+    /// Reads an ELF64 file's program headers and GNU build-id.
+    pub fn open(path: &Path) -> Result<ElfInfo, ElfError> {
+        Binary::open(path).map(|b| ElfInfo::from_binary(&b))
+    }
+
+    /// As [`ElfInfo::open`], None for anything that is not a readable ELF64 file (the
+    /// mapping is then kept without a build-id).
     pub fn read(path: &Path) -> Option<ElfInfo> {
-        let data = std::fs::read(path).ok()?;
-        ElfInfo::parse(&data)
+        ElfInfo::open(path).ok()
     }
 
     /// Load bias of a mapping of this file at `start` holding file offset `pgoff`.
@@ -99,7 +57,7 @@ impl ElfInfo {
     pub fn exec_maps(&self, bias: u64) -> Vec<(u64, u64, u64)> {
         self.loads
             .iter()
-            .filter(|s| s.flags & PF_X != 0 && s.filesz > 0)
+            .filter(|s| s.executable && s.filesz > 0)
             .map(|s| {
                 let start = (bias.wrapping_add(s.vaddr)) & !(PAGE - 1);
                 let end = (bias.wrapping_add(s.vaddr) + s.filesz + PAGE - 1) & !(PAGE - 1);
@@ -109,30 +67,11 @@ impl ElfInfo {
     }
 }
 
-fn build_id_in_notes(b: &[u8], off: u64, size: u64) -> Option<Vec<u8>> {
-    let mut p = off;
-    let end = off.checked_add(size)?;
-    while p + 12 <= end {
-        let namesz = r32(b, p)? as u64;
-        let descsz = r32(b, p + 4)? as u64;
-        let ty = r32(b, p + 8)?;
-        let name_at = p + 12;
-        let desc_at = name_at + ((namesz + 3) & !3);
-        if ty == NT_GNU_BUILD_ID
-            && namesz == 4
-            && b.get(name_at as usize..name_at as usize + 4)? == b"GNU\0"
-        {
-            return Some(
-                b.get(desc_at as usize..(desc_at + descsz) as usize)?
-                    .to_vec(),
-            );
-        }
-        p = desc_at + ((descsz + 3) & !3);
-    }
-    None
-}
-
-/// An MMAP2 event to write.
+/// One file mapping of one process: what the plugin's MMAP records say (read by
+/// `stream.rs`), what `normalize` turns them into, and what `perfout.rs` writes as an
+/// MMAP2 event ([`Map::to_perf`]). One struct for all three; not `kfdo_perf::OwnedMmap`
+/// itself because the path stays bytes (a Linux path need not be UTF-8, and the ELF file
+/// is opened and its build-id looked up by these bytes; perf.data gets the lossy string).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Map {
     pub time: u64,
@@ -142,6 +81,7 @@ pub struct Map {
     pub len: u64,
     pub pgoff: u64,
     pub prot: u32,
+    /// The guest's mmap flags, or `MAP_FROM_MAPS` for a raw record read from the host.
     pub flags: u32,
     pub maj: u32,
     pub min: u32,
@@ -149,35 +89,47 @@ pub struct Map {
     pub path: Vec<u8>,
 }
 
+impl Map {
+    /// The perf writer's record: cpumode `misc`, an MMAP2 event unless `is_mmap2` is false
+    /// (the kernel image, which perf writes as an MMAP).
+    pub fn to_perf(&self, misc: u16, is_mmap2: bool) -> OwnedMmap {
+        OwnedMmap {
+            pid: self.pid as u32,
+            tid: self.tid as u32,
+            start: self.start,
+            len: self.len,
+            pgoff: self.pgoff,
+            filename: String::from_utf8_lossy(&self.path).to_string(),
+            prot: self.prot,
+            flags: self.flags,
+            build_id: None,
+            maj: self.maj,
+            min: self.min,
+            ino: self.ino,
+            ino_generation: 0,
+            misc,
+            is_mmap2,
+            time: self.time,
+        }
+    }
+}
+
 /// Normalizes the raw mapping records. `first_pc` (per process tree: the first guest
 /// instruction) picks the guest's ELF interpreter out of the host's mappings of the same
 /// file. ELF files are read once each (`elves` caches them, also for build-ids).
 pub fn normalize(
-    raw: &[MmapRec],
+    raw: &[Map],
     first_pc: Option<u64>,
     exe: &Path,
     elves: &mut HashMap<Vec<u8>, Option<ElfInfo>>,
 ) -> Vec<Map> {
     let mut out = Vec::new();
-    let mut loader: HashMap<(i32, Vec<u8>), Vec<&MmapRec>> = HashMap::new();
+    let mut loader: HashMap<(i32, Vec<u8>), Vec<&Map>> = HashMap::new();
     for r in raw {
         if r.flags & MAP_FROM_MAPS != 0 {
             loader.entry((r.pid, r.path.clone())).or_default().push(r);
         } else {
-            out.push(Map {
-                time: r.time,
-                pid: r.pid,
-                tid: r.tid,
-                start: r.addr,
-                len: r.len,
-                pgoff: r.pgoff,
-                prot: r.prot,
-                flags: r.flags,
-                maj: r.maj,
-                min: r.min,
-                ino: r.ino,
-                path: r.path.clone(),
-            });
+            out.push(r.clone());
         }
     }
     let exe = exe.as_os_str().as_bytes();
@@ -197,8 +149,8 @@ pub fn normalize(
         // any group.
         let mut biases: Vec<u64> = Vec::new();
         for r in recs {
-            if let Some(b) = info.bias_for(r.addr, r.pgoff) {
-                let holds_pc = first_pc.is_some_and(|pc| r.addr <= pc && pc < r.addr + r.len);
+            if let Some(b) = info.bias_for(r.start, r.pgoff) {
+                let holds_pc = first_pc.is_some_and(|pc| r.start <= pc && pc < r.start + r.len);
                 if holds_pc {
                     biases.insert(0, b);
                 } else if key.1 == exe && !biases.contains(&b) {
@@ -236,33 +188,88 @@ pub fn normalize(
 mod tests {
     use super::*;
 
+    fn segment(vaddr: u64, offset: u64, filesz: u64, flags: u32) -> LoadSegment {
+        LoadSegment {
+            vaddr,
+            memsz: filesz,
+            offset,
+            filesz,
+            flags,
+            executable: flags & 1 != 0,
+            align: PAGE,
+        }
+    }
+
     #[test]
     fn reads_self() {
         // Any ELF on the machine: the test binary itself.
         let me = std::env::current_exe().unwrap();
         let info = ElfInfo::read(&me).expect("elf");
-        assert!(info.loads.iter().any(|s| s.flags & PF_X != 0));
+        assert!(info.loads.iter().any(|s| s.executable));
+        assert!(ElfInfo::read(Path::new("/nonexistent/x")).is_none());
+    }
+
+    #[test]
+    fn to_perf_keeps_every_field() {
+        let m = Map {
+            time: 7,
+            pid: -1,
+            tid: 3,
+            start: 0x4000_1000,
+            len: 0x2000,
+            pgoff: 0x1000,
+            prot: 5,
+            flags: 2,
+            maj: 0xfe,
+            min: 1,
+            ino: 99,
+            path: b"/lib/\xffx.so".to_vec(),
+        };
+        let o = m.to_perf(kfdo_perf::consts::misc::USER, true);
+        assert_eq!((o.pid, o.tid, o.time), (u32::MAX, 3, 7));
+        assert_eq!((o.start, o.len, o.pgoff), (0x4000_1000, 0x2000, 0x1000));
+        assert_eq!((o.prot, o.flags, o.maj, o.min, o.ino), (5, 2, 0xfe, 1, 99));
+        assert_eq!(o.filename, "/lib/\u{fffd}x.so");
+        assert_eq!(
+            (o.misc, o.is_mmap2, o.build_id, o.ino_generation),
+            (kfdo_perf::consts::misc::USER, true, None, 0)
+        );
+        assert!(!m.to_perf(kfdo_perf::consts::misc::KERNEL, false).is_mmap2);
+    }
+
+    #[test]
+    fn raw_records_pass_through_and_loader_ones_need_the_elf() {
+        let raw = |flags: u32, path: &[u8]| Map {
+            time: 1,
+            pid: 10,
+            tid: 10,
+            start: 0x7000_0000,
+            len: 0x1000,
+            pgoff: 0,
+            prot: 5,
+            flags,
+            maj: 0,
+            min: 0,
+            ino: 0,
+            path: path.to_vec(),
+        };
+        let guest = raw(2, b"/lib/libx.so");
+        let unreadable = raw(MAP_FROM_MAPS, b"/nonexistent/exe");
+        let mut elves = HashMap::new();
+        let out = normalize(
+            &[guest.clone(), unreadable],
+            None,
+            Path::new("/nonexistent/exe"),
+            &mut elves,
+        );
+        assert_eq!(out, vec![guest]);
+        assert!(matches!(elves.get(&b"/nonexistent/exe"[..]), Some(None)));
     }
 
     #[test]
     fn bias_from_merged_mapping() {
         let info = ElfInfo {
-            loads: vec![
-                Segment {
-                    vaddr: 0,
-                    memsz: 0x600,
-                    offset: 0,
-                    filesz: 0x600,
-                    flags: 4,
-                },
-                Segment {
-                    vaddr: 0x1600,
-                    memsz: 0x200,
-                    offset: 0x600,
-                    filesz: 0x200,
-                    flags: 5,
-                },
-            ],
+            loads: vec![segment(0, 0, 0x600, 4), segment(0x1600, 0x600, 0x200, 5)],
             build_id: None,
         };
         // One host mapping from offset 0 at 0x4000000000.

@@ -12,7 +12,13 @@ pub mod maps;
 mod perfout;
 pub mod plugin;
 mod plugin_args;
+#[cfg(test)]
+mod plugin_units;
+mod program_file;
 pub mod stream;
+/// The capture stream's format, shared with the plugin (one definition for both sides).
+#[path = "../../plugin/stream_format.rs"]
+pub mod stream_format;
 pub mod system;
 pub mod user;
 

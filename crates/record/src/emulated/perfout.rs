@@ -7,9 +7,7 @@ use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::stream::{Event, Header, Stream};
 use crate::Error;
 use kfdo_perf::consts::{branch, misc, sample};
-use kfdo_perf::{
-    BranchEntry, BuildIdEntry, EventAttr, FeatureId, Fork, OwnedMmap, PerfWriter, SampleOut,
-};
+use kfdo_perf::{BranchEntry, BuildIdEntry, EventAttr, FeatureId, Fork, PerfWriter, SampleOut};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -160,24 +158,7 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
                 // `[kernel.kallsyms]_text`, pgoff = runtime address of `_text`; its build-id
                 // entry is named `[kernel.kallsyms]`.
                 let kmap = kernel && m.path.starts_with(b"[kernel.kallsyms]");
-                let mm = OwnedMmap {
-                    pid: m.pid as u32,
-                    tid: m.tid as u32,
-                    start: m.start,
-                    len: m.len,
-                    pgoff: m.pgoff,
-                    filename: path.clone(),
-                    prot: m.prot,
-                    flags: m.flags,
-                    build_id: None,
-                    maj: m.maj,
-                    min: m.min,
-                    ino: m.ino,
-                    ino_generation: 0,
-                    misc: if kernel { misc::KERNEL } else { misc::USER },
-                    is_mmap2: !kmap,
-                    time: *t,
-                };
+                let mm = m.to_perf(if kernel { misc::KERNEL } else { misc::USER }, !kmap);
                 if kmap {
                     w.write_mmap(&mm)?;
                 } else {

@@ -1,12 +1,16 @@
-//! The capture stream the plugin writes (`plugin/vlbr_plugin.rs`), and its reader.
-//!
-//! Layout, little-endian: an 8-byte magic `KFDOVLB1`, a header (period u64, depth u32,
-//! system u32, filter u32, root pid u32, start time u64), then records `type u32, len u32,
-//! payload[len]`. Forked guest processes append to the same file with whole-record writes,
-//! so records of different processes interleave but never split.
+//! The reader of the capture stream the plugin writes. The format (magic, header, record
+//! types and layouts, flags) is defined once, in `plugin/stream_format.rs`, which the
+//! plugin and this library both compile ([`super::stream_format`]).
 
+use super::maps::Map;
+use super::stream_format::*;
 use crate::Error;
 use std::path::Path;
+
+pub use super::stream_format::{
+    Header, MAGIC, MAP_FROM_MAPS, REC_COUNTERS, REC_END, REC_EXEC, REC_EXIT, REC_FORK, REC_INFO,
+    REC_MMAP, REC_SAMPLE, REC_THREAD,
+};
 
 /// The finished capture file, mapped rather than read: a long recording's stream can be
 /// far larger than the memory it is worth holding (and mapping saves a copy).
@@ -46,49 +50,6 @@ pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
     bytes
 }
 
-pub const MAGIC: &[u8; 8] = b"KFDOVLB1";
-const HEADER_LEN: usize = 8 + 8 + 4 + 4 + 4 + 4 + 8;
-
-pub const REC_SAMPLE: u32 = 1;
-pub const REC_MMAP: u32 = 2;
-pub const REC_THREAD: u32 = 3;
-pub const REC_FORK: u32 = 4;
-pub const REC_EXIT: u32 = 5;
-pub const REC_COUNTERS: u32 = 6;
-pub const REC_INFO: u32 = 7;
-pub const REC_END: u32 = 8;
-pub const REC_EXEC: u32 = 9;
-
-/// MMAP flag set by the plugin for mappings read from the host's /proc/self/maps.
-pub const MAP_FROM_MAPS: u32 = 0x8000_0000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header {
-    pub period: u64,
-    pub depth: u32,
-    pub system: bool,
-    /// 0 all, 1 user, 2 kernel.
-    pub filter: u32,
-    pub root_pid: i32,
-    pub start_ns: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MmapRec {
-    pub time: u64,
-    pub pid: i32,
-    pub tid: i32,
-    pub addr: u64,
-    pub len: u64,
-    pub pgoff: u64,
-    pub prot: u32,
-    pub flags: u32,
-    pub maj: u32,
-    pub min: u32,
-    pub ino: u64,
-    pub path: Vec<u8>,
-}
-
 /// Raw counters of one process (or of the whole machine in system mode), user and kernel.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RawCounts {
@@ -117,7 +78,7 @@ impl<'a> SampleRec<'a> {
     /// Branch records, newest first.
     pub fn branches(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + 'a {
         self.entries
-            .chunks_exact(16)
+            .chunks_exact(SAMPLE_BRANCH_LEN)
             .map(|c| (le64(&c[..8]), le64(&c[8..16])))
     }
 }
@@ -125,7 +86,7 @@ impl<'a> SampleRec<'a> {
 #[derive(Debug, Clone)]
 pub enum Event<'a> {
     Sample(SampleRec<'a>),
-    Mmap(MmapRec),
+    Mmap(Map),
     /// A thread seen for the first time (or a vCPU reused by a new thread).
     Thread {
         time: u64,
@@ -194,26 +155,15 @@ pub enum Tail {
 
 impl<'a> Stream<'a> {
     pub fn parse(path: &Path, data: &'a [u8]) -> Result<Stream<'a>, Error> {
-        if data.len() < HEADER_LEN || &data[..8] != MAGIC {
-            return Err(Error::Stream {
-                path: path.to_path_buf(),
-                offset: 0,
-                what: if data.is_empty() {
-                    "the capture stream is empty: the QEMU plugin did not start".into()
-                } else {
-                    "not a vLBR capture stream (bad magic or short header)".into()
-                },
-            });
-        }
-        let h = &data[8..];
-        let header = Header {
-            period: le64(&h[0..]),
-            depth: le32(&h[8..]),
-            system: le32(&h[12..]) != 0,
-            filter: le32(&h[16..]),
-            root_pid: le32(&h[20..]) as i32,
-            start_ns: le64(&h[24..]),
-        };
+        let header = Header::decode(data).ok_or_else(|| Error::Stream {
+            path: path.to_path_buf(),
+            offset: 0,
+            what: if data.is_empty() {
+                "the capture stream is empty: the QEMU plugin did not start".into()
+            } else {
+                "not a vLBR capture stream (bad magic or short header)".into()
+            },
+        })?;
         Ok(Stream { header, data })
     }
 
@@ -246,14 +196,14 @@ impl<'a> Iterator for Events<'a> {
         if self.pos >= d.len() {
             return None;
         }
-        if d.len() - self.pos < 8 {
+        if d.len() - self.pos < RECORD_HEAD_LEN {
             self.tail = Tail::Truncated { offset: self.pos };
             self.pos = d.len();
             return None;
         }
         let ty = le32(&d[self.pos..]);
         let len = le32(&d[self.pos + 4..]) as usize;
-        let start = self.pos + 8;
+        let start = self.pos + RECORD_HEAD_LEN;
         if d.len() - start < len {
             self.tail = Tail::Truncated { offset: self.pos };
             self.pos = d.len();
@@ -264,7 +214,9 @@ impl<'a> Iterator for Events<'a> {
         let ev = match decode(ty, p) {
             Some(e) => e,
             None => {
-                self.tail = Tail::Truncated { offset: start - 8 };
+                self.tail = Tail::Truncated {
+                    offset: start - RECORD_HEAD_LEN,
+                };
                 self.pos = d.len();
                 return None;
             }
@@ -277,9 +229,9 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
     let need = |n: usize| if p.len() >= n { Some(()) } else { None };
     Some(match ty {
         REC_SAMPLE => {
-            need(40)?;
+            need(SAMPLE_LEN)?;
             let nr = le32(&p[32..]) as usize;
-            let entries = p.get(40..40 + nr.checked_mul(16)?)?;
+            let entries = p.get(SAMPLE_LEN..SAMPLE_LEN + nr.checked_mul(SAMPLE_BRANCH_LEN)?)?;
             Event::Sample(SampleRec {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
@@ -291,14 +243,14 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             })
         }
         REC_MMAP => {
-            need(68)?;
+            need(MMAP_LEN)?;
             let plen = le32(&p[64..]) as usize;
-            let path = p.get(68..68 + plen)?.to_vec();
-            Event::Mmap(MmapRec {
+            let path = p.get(MMAP_LEN..MMAP_LEN + plen)?.to_vec();
+            Event::Mmap(Map {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
                 tid: le32(&p[12..]) as i32,
-                addr: le64(&p[16..]),
+                start: le64(&p[16..]),
                 len: le64(&p[24..]),
                 pgoff: le64(&p[32..]),
                 prot: le32(&p[40..]),
@@ -310,7 +262,7 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             })
         }
         REC_THREAD => {
-            need(16)?;
+            need(THREAD_LEN)?;
             Event::Thread {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
@@ -318,7 +270,7 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             }
         }
         REC_FORK => {
-            need(24)?;
+            need(FORK_LEN)?;
             Event::Fork {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
@@ -328,7 +280,7 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             }
         }
         REC_EXIT => {
-            need(24)?;
+            need(EXIT_LEN)?;
             Event::Exit {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,
@@ -338,11 +290,11 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             }
         }
         REC_COUNTERS => {
-            need(8 + 14 * 8)?;
+            need(COUNTERS_LEN)?;
             let v = |i: usize| le64(&p[8 + i * 8..]);
             let mut c = RawCounts::default();
             for k in 0..2 {
-                let b = k * 7;
+                let b = k * COUNTER_FIELDS;
                 c.insns[k] = v(b);
                 c.taken[k] = v(b + 1);
                 c.cond[k] = v(b + 2);
@@ -357,20 +309,20 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             }
         }
         REC_INFO => {
-            need(16)?;
+            need(INFO_LEN)?;
             Event::Info {
                 guest_base: le64(p),
                 first_pc: le64(&p[8..]),
             }
         }
         REC_END => {
-            need(4)?;
+            need(END_LEN)?;
             Event::End {
                 pid: le32(p) as i32,
             }
         }
         REC_EXEC => {
-            need(16)?;
+            need(EXEC_LEN)?;
             Event::Exec {
                 time: le64(p),
                 pid: le32(&p[8..]) as i32,

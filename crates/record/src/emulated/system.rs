@@ -415,8 +415,12 @@ impl KernelElf {
             what,
         };
         let data = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let info = ElfInfo::parse(&data).ok_or_else(|| {
-            bad("is not a 64-bit little-endian ELF file (give the vmlinux)".into())
+        let info = ElfInfo::open(path).map_err(|e| match e {
+            kfdo_elf::ElfError::Io { source, .. } => bad(format!("cannot read: {source}")),
+            kfdo_elf::ElfError::Malformed { what, .. } => bad(format!(
+                "is a malformed or truncated ELF file ({what}): give the vmlinux of the booted kernel"
+            )),
+            _ => bad("is not a 64-bit little-endian ELF file (give the vmlinux)".into()),
         })?;
         let syms = elf_symbols(&data, &["_text", "_end"]);
         let text = syms[0].ok_or_else(|| bad("has no _text symbol: is it a vmlinux?".into()))?;

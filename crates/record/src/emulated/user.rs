@@ -5,6 +5,7 @@ use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SO
 use crate::emulated::maps::{self, ElfInfo};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
+use crate::emulated::program_file::{self, Problem, ProgramFile};
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::{Error, RecordConfig, RecordOutcome};
 use std::collections::HashMap;
@@ -238,7 +239,7 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
 
 /// Side-band events of the capture (everything but samples), in stream order.
 pub(crate) struct Capture {
-    pub raw_maps: Vec<crate::emulated::stream::MmapRec>,
+    pub raw_maps: Vec<crate::emulated::maps::Map>,
     pub threads: Vec<(u64, i32, i32)>,
     pub forks: Vec<(u64, i32, i32, i32, i32)>,
     pub exits: Vec<(u64, i32, i32, i32)>,
@@ -367,14 +368,14 @@ pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Laun
             "the directories in PATH".into()
         },
     })?;
-    let head = read_head(&path).map_err(|e| Error::Program {
+    let kind = program_file::inspect(&path).map_err(|e| Error::Program {
         program: display.clone(),
-        what: e,
+        what: e.to_string(),
     })?;
-    if head.starts_with(b"#!") {
+    if let ProgramFile::Script(head) = kind {
         let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
         let line = String::from_utf8_lossy(line).trim().to_string();
-        let mut parts = line.splitn(2, |c: char| c == ' ' || c == '\t');
+        let mut parts = line.splitn(2, [' ', '\t']);
         let interp = parts.next().unwrap_or("").to_string();
         let opt = parts
             .next()
@@ -387,14 +388,20 @@ pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Laun
             });
         }
         let ipath = PathBuf::from(&interp);
-        let ihead = read_head(&ipath).map_err(|e| Error::Program {
+        let bad = |what: String| Error::Program {
             program: display.clone(),
-            what: format!("its interpreter {interp}: {e}"),
-        })?;
-        check_elf(&ihead).map_err(|w| Error::Program {
-            program: display.clone(),
-            what: format!("its interpreter {interp} {w}"),
-        })?;
+            what,
+        };
+        match program_file::inspect(&ipath) {
+            Ok(ProgramFile::Elf) => {}
+            Ok(ProgramFile::Script(_)) => {
+                return Err(bad(format!(
+                    "its interpreter {interp} is a #! script itself (qemu-x86_64 needs an ELF program there)"
+                )))
+            }
+            Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
+            Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
+        }
         let mut a: Vec<OsString> = Vec::new();
         if let Some(o) = opt {
             a.push(o.into());
@@ -409,10 +416,6 @@ pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Laun
             display,
         });
     }
-    check_elf(&head).map_err(|w| Error::Program {
-        program: display.clone(),
-        what: w,
-    })?;
     let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
         program: display.clone(),
         what: e.to_string(),
@@ -423,28 +426,6 @@ pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Laun
         args: args.to_vec(),
         display,
     })
-}
-
-fn read_head(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let mut head = vec![0u8; 256];
-    let n = f.read(&mut head).map_err(|e| format!("cannot read: {e}"))?;
-    head.truncate(n);
-    Ok(head)
-}
-
-fn check_elf(head: &[u8]) -> Result<(), String> {
-    if head.len() < 20 || &head[..4] != b"\x7fELF" {
-        return Err("is not an ELF program or a #! script".into());
-    }
-    let machine = u16::from_le_bytes([head[18], head[19]]);
-    if head[4] != 2 || head[5] != 1 || machine != 62 {
-        return Err(
-            "is not an x86-64 program (vLBR runs x86-64 programs under qemu-x86_64)".into(),
-        );
-    }
-    Ok(())
 }
 
 fn find_in_path(program: &OsStr) -> Option<PathBuf> {

@@ -1,0 +1,211 @@
+//! The plugin's arguments (`-plugin lib.so,key=value,...`), read once at install.
+
+use super::stream_format::{FILTER_ALL, FILTER_KERNEL, FILTER_USER};
+use std::sync::OnceLock;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub period: u64,
+    pub depth: usize,
+    pub counters: bool,
+    pub system: bool,
+    /// `FILTER_ALL`, `FILTER_USER` or `FILTER_KERNEL` (by source and target address).
+    pub filter: u8,
+    pub exe: Vec<u8>,
+    pub l1i_size: u64,
+    pub l1i_ways: usize,
+    pub l1i_line: u64,
+    pub itlb_entries: usize,
+    pub itlb_page: u64,
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The configuration (set at install, before any callback is registered).
+pub fn cfg() -> &'static Config {
+    CONFIG.get().expect("vlbr: not configured")
+}
+
+pub fn set(c: Config) {
+    let _ = CONFIG.set(c);
+}
+
+fn parse_u64(v: &str) -> Option<u64> {
+    if let Some(h) = v.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        v.parse().ok()
+    }
+}
+
+impl Config {
+    /// The configuration the arguments give, and the output path (`out=`); or the message
+    /// to print.
+    pub fn parse(system: bool, args: &[&[u8]]) -> Result<(Config, Vec<u8>), String> {
+        let mut c = Config {
+            period: 10007,
+            depth: 32,
+            counters: false,
+            system,
+            filter: if system { FILTER_ALL } else { FILTER_USER } as u8,
+            exe: Vec::new(),
+            l1i_size: 32 * 1024,
+            l1i_ways: 8,
+            l1i_line: 64,
+            itlb_entries: 64,
+            itlb_page: 4096,
+        };
+        let mut out: Option<Vec<u8>> = None;
+        for &a in args {
+            let (k, v) = match a.iter().position(|&c| c == b'=') {
+                Some(p) => (&a[..p], &a[p + 1..]),
+                None => (a, &b""[..]),
+            };
+            let vs = String::from_utf8_lossy(v).to_string();
+            let bad = |what: &str| format!("vlbr: bad argument {what}={vs}\n");
+            match k {
+                b"out" => out = Some(v.to_vec()),
+                b"exe" => c.exe = v.to_vec(),
+                b"period" => match parse_u64(&vs) {
+                    Some(p) if p > 0 => c.period = p,
+                    _ => return Err(bad("period")),
+                },
+                b"depth" => match parse_u64(&vs) {
+                    Some(d) if d > 0 && d <= 1024 => c.depth = d as usize,
+                    _ => return Err(bad("depth")),
+                },
+                b"counters" => c.counters = vs == "1" || vs == "on" || vs == "true",
+                b"filter" => {
+                    c.filter = match vs.as_str() {
+                        "all" => FILTER_ALL,
+                        "user" => FILTER_USER,
+                        "kernel" => FILTER_KERNEL,
+                        _ => return Err(bad("filter")),
+                    } as u8
+                }
+                b"l1i" => {
+                    // size:ways:line
+                    let p: Vec<Option<u64>> = vs.split(':').map(parse_u64).collect();
+                    match p.as_slice() {
+                        [Some(s), Some(w), Some(l)]
+                            if *s > 0 && *w > 0 && l.is_power_of_two() && *w <= 64 =>
+                        {
+                            c.l1i_size = *s;
+                            c.l1i_ways = *w as usize;
+                            c.l1i_line = *l;
+                        }
+                        _ => return Err(bad("l1i")),
+                    }
+                }
+                b"itlb" => {
+                    // entries:page
+                    let p: Vec<Option<u64>> = vs.split(':').map(parse_u64).collect();
+                    match p.as_slice() {
+                        [Some(e), Some(pg)] if *e > 0 && *e <= 4096 && pg.is_power_of_two() => {
+                            c.itlb_entries = *e as usize;
+                            c.itlb_page = *pg;
+                        }
+                        _ => return Err(bad("itlb")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "vlbr: unknown argument {}\n",
+                        String::from_utf8_lossy(a)
+                    ))
+                }
+            }
+        }
+        match out {
+            Some(o) => Ok((c, o)),
+            None => Err("vlbr: missing out=PATH\n".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(system: bool, args: &[&str]) -> Result<(Config, Vec<u8>), String> {
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        Config::parse(system, &a)
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, out) = parse(false, &["out=/tmp/x,y"]).unwrap();
+        assert_eq!(out, b"/tmp/x,y");
+        assert_eq!((c.period, c.depth, c.counters), (10007, 32, false));
+        assert_eq!(c.filter as u32, FILTER_USER);
+        assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (32768, 8, 64));
+        assert_eq!((c.itlb_entries, c.itlb_page), (64, 4096));
+        let (c, _) = parse(true, &["out=o"]).unwrap();
+        assert_eq!(c.filter as u32, FILTER_ALL);
+        assert!(c.system);
+    }
+
+    #[test]
+    fn values() {
+        let (c, _) = parse(
+            false,
+            &[
+                "out=o",
+                "period=0x3f1",
+                "depth=1024",
+                "counters=on",
+                "filter=kernel",
+                "exe=/bin/true",
+                "l1i=65536:4:128",
+                "itlb=128:0x200000",
+            ],
+        )
+        .unwrap();
+        assert_eq!((c.period, c.depth, c.counters), (1009, 1024, true));
+        assert_eq!(c.filter as u32, FILTER_KERNEL);
+        assert_eq!(c.exe, b"/bin/true");
+        assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (65536, 4, 128));
+        assert_eq!((c.itlb_entries, c.itlb_page), (128, 0x200000));
+        for on in ["1", "on", "true"] {
+            assert!(
+                parse(false, &["out=o", &format!("counters={on}")])
+                    .unwrap()
+                    .0
+                    .counters
+            );
+        }
+        assert!(!parse(false, &["out=o", "counters=yes"]).unwrap().0.counters);
+    }
+
+    #[test]
+    fn errors() {
+        let err = |a: &[&str]| parse(false, a).unwrap_err();
+        assert_eq!(err(&["period=1"]), "vlbr: missing out=PATH\n");
+        assert_eq!(err(&["out=o", "period=0"]), "vlbr: bad argument period=0\n");
+        assert_eq!(
+            err(&["out=o", "depth=1025"]),
+            "vlbr: bad argument depth=1025\n"
+        );
+        assert_eq!(
+            err(&["out=o", "filter=both"]),
+            "vlbr: bad argument filter=both\n"
+        );
+        assert_eq!(
+            err(&["out=o", "l1i=32768:8:65"]),
+            "vlbr: bad argument l1i=32768:8:65\n"
+        );
+        assert_eq!(
+            err(&["out=o", "l1i=32768:65:64"]),
+            "vlbr: bad argument l1i=32768:65:64\n"
+        );
+        assert_eq!(
+            err(&["out=o", "itlb=4097:4096"]),
+            "vlbr: bad argument itlb=4097:4096\n"
+        );
+        assert_eq!(err(&["out=o", "itlb=64"]), "vlbr: bad argument itlb=64\n");
+        assert_eq!(
+            err(&["out=o", "speed=9"]),
+            "vlbr: unknown argument speed=9\n"
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! The capture stream's format, defined once: the plugin writes it (`stream_encode.rs`)
+//! and the library reads it (`src/emulated/stream.rs`; `src/emulated/mod.rs` compiles this
+//! same file with `#[path]`). Plain `std` only, so that it builds in both crates.
+//!
+//! Layout, little-endian: the header (`MAGIC`, then the fields of [`Header`];
+//! `HEADER_LEN` bytes in all), then records `type u32, len u32, payload[len]`. Forked guest
+//! processes append to the same file with whole-record writes, so records of different
+//! processes interleave but never split.
+//!
+//! Payloads (pid and tid are written as u32, -1 for "none", as in system mode):
+//! - `REC_SAMPLE`: time u64, pid, tid, ip u64, period u64, nr u32, 0 u32, then nr branches
+//!   (from u64, to u64), newest first.
+//! - `REC_MMAP`: time u64, pid, tid, addr u64, len u64, pgoff u64, prot u32, flags u32
+//!   (`MAP_FROM_MAPS` or the guest's mmap flags), maj u32, min u32, ino u64, path length
+//!   u32, path bytes.
+//! - `REC_THREAD`: time u64, pid, tid.
+//! - `REC_FORK`: time u64, pid, ppid, tid, ptid.
+//! - `REC_EXIT`: time u64, pid, ppid, tid, write failed u32.
+//! - `REC_COUNTERS`: pid, 0 u32, then `COUNTER_FIELDS` u64 for user and as many for kernel,
+//!   in the order insns, taken, cond, l1i_access, l1i_miss, itlb_access, itlb_miss.
+//! - `REC_INFO`: guest base u64 (host - guest address), first executed pc u64.
+//! - `REC_END`: pid (the root process finished cleanly).
+//! - `REC_EXEC`: time u64, pid, tid.
+
+// Each side uses only part of this file (the plugin does not decode the header, the
+// reader does not encode it).
+#![allow(dead_code)]
+
+pub const MAGIC: &[u8; 8] = b"KFDOVLB1";
+/// The magic and the header's fields.
+pub const HEADER_LEN: usize = 8 + 8 + 4 + 4 + 4 + 4 + 8;
+/// A record's type and length, before its payload.
+pub const RECORD_HEAD_LEN: usize = 8;
+
+pub const REC_SAMPLE: u32 = 1;
+pub const REC_MMAP: u32 = 2;
+pub const REC_THREAD: u32 = 3;
+pub const REC_FORK: u32 = 4;
+pub const REC_EXIT: u32 = 5;
+pub const REC_COUNTERS: u32 = 6;
+pub const REC_INFO: u32 = 7;
+pub const REC_END: u32 = 8;
+pub const REC_EXEC: u32 = 9;
+
+/// Payload lengths; `SAMPLE_LEN` and `MMAP_LEN` are the fixed parts before the branches
+/// and the path.
+pub const SAMPLE_LEN: usize = 40;
+pub const SAMPLE_BRANCH_LEN: usize = 16;
+pub const MMAP_LEN: usize = 68;
+pub const THREAD_LEN: usize = 16;
+pub const FORK_LEN: usize = 24;
+pub const EXIT_LEN: usize = 24;
+pub const COUNTER_FIELDS: usize = 7;
+pub const COUNTERS_LEN: usize = 8 + 2 * COUNTER_FIELDS * 8;
+pub const INFO_LEN: usize = 16;
+pub const END_LEN: usize = 4;
+pub const EXEC_LEN: usize = 16;
+
+/// MMAP record flag: the mapping was read from the host's /proc/self/maps (QEMU mapped
+/// the program and its ELF interpreter itself), not seen in a guest `mmap` call.
+pub const MAP_FROM_MAPS: u32 = 0x8000_0000;
+
+/// Which branches are recorded, by the side of the address space of their source and
+/// target (kernel = upper half).
+pub const FILTER_ALL: u32 = 0;
+pub const FILTER_USER: u32 = 1;
+pub const FILTER_KERNEL: u32 = 2;
+
+/// The stream header (after the magic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Taken branches per sample.
+    pub period: u64,
+    /// Branch records per sample (at most).
+    pub depth: u32,
+    pub system: bool,
+    /// `FILTER_ALL`, `FILTER_USER` or `FILTER_KERNEL`.
+    pub filter: u32,
+    /// The process the recording started with (-1 in system mode).
+    pub root_pid: i32,
+    /// CLOCK_MONOTONIC at install, in nanoseconds.
+    pub start_ns: u64,
+}
+
+impl Header {
+    /// Appends the magic and the header (`HEADER_LEN` bytes).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&self.period.to_le_bytes());
+        out.extend_from_slice(&self.depth.to_le_bytes());
+        out.extend_from_slice(&(self.system as u32).to_le_bytes());
+        out.extend_from_slice(&self.filter.to_le_bytes());
+        out.extend_from_slice(&(self.root_pid as u32).to_le_bytes());
+        out.extend_from_slice(&self.start_ns.to_le_bytes());
+    }
+
+    /// The header at the start of `b`, if it starts with the magic and is long enough.
+    pub fn decode(b: &[u8]) -> Option<Header> {
+        if b.len() < HEADER_LEN || &b[..8] != MAGIC {
+            return None;
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        Some(Header {
+            period: u64_at(8),
+            depth: u32_at(16),
+            system: u32_at(20) != 0,
+            filter: u32_at(24),
+            root_pid: u32_at(28) as i32,
+            start_ns: u64_at(32),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trip_and_layout() {
+        let h = Header {
+            period: 10007,
+            depth: 32,
+            system: true,
+            filter: FILTER_KERNEL,
+            root_pid: -1,
+            start_ns: 0x0102_0304_0506_0708,
+        };
+        let mut b = Vec::new();
+        h.encode(&mut b);
+        assert_eq!(b.len(), HEADER_LEN);
+        assert_eq!(&b[..8], b"KFDOVLB1");
+        assert_eq!(&b[8..16], &10007u64.to_le_bytes());
+        assert_eq!(&b[16..20], &32u32.to_le_bytes());
+        assert_eq!(&b[20..24], &1u32.to_le_bytes());
+        assert_eq!(&b[24..28], &2u32.to_le_bytes());
+        assert_eq!(&b[28..32], &[0xff; 4]);
+        assert_eq!(&b[32..40], &0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(Header::decode(&b), Some(h));
+        assert_eq!(Header::decode(&b[..HEADER_LEN - 1]), None);
+        b[0] = b'X';
+        assert_eq!(Header::decode(&b), None);
+    }
+}

@@ -1,0 +1,108 @@
+//! The guest's system calls that matter to the recording (user mode only): `mmap` of
+//! code, `fork` and its kin, `execve`, and `rt_sigreturn`.
+
+use super::config::cfg;
+use super::counts::Counts;
+use super::guest_maps;
+use super::libc_api::{getpid, gettid, now_ns};
+use super::lifecycle::{counters_record, flush_all, total_counts};
+use super::qemu_api::qemu_plugin_id_t;
+use super::stream_encode;
+use super::stream_write::flush;
+use super::vcpu::{for_each_vcpu, vcpu, DONE_COUNTS};
+use super::word::{NO_BRANCH, THREAD_START};
+use std::ffi::c_uint;
+
+const SYS_MMAP: i64 = 9;
+const SYS_RT_SIGRETURN: i64 = 15;
+const SYS_CLONE: i64 = 56;
+const SYS_FORK: i64 = 57;
+const SYS_VFORK: i64 = 58;
+const SYS_EXECVE: i64 = 59;
+const SYS_EXECVEAT: i64 = 322;
+const SYS_CLONE3: i64 = 435;
+
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn on_syscall(
+    _id: qemu_plugin_id_t,
+    i: c_uint,
+    num: i64,
+    _a1: u64,
+    a2: u64,
+    a3: u64,
+    a4: u64,
+    a5: u64,
+    a6: u64,
+    _a7: u64,
+    _a8: u64,
+) {
+    let v = match vcpu(i) {
+        Some(v) => v,
+        None => return,
+    };
+    match num {
+        SYS_MMAP => v.mmap_args = Some((a2, a3, a4, a5, a6)),
+        SYS_EXECVE | SYS_EXECVEAT => {
+            // On success this process image is gone (qemu-user runs the new program
+            // natively): write out everything now.
+            stream_encode::exec(&mut v.buf, now_ns(), v.pid, v.tid);
+            // Sound only while no other guest thread runs: the kernel ends the others only
+            // once execve succeeds, so a multi-threaded guest that execs while other
+            // threads run races with them here (their counters and buffers). Known and
+            // kept as it was; the usual exec (one thread, or the others waiting) is sound.
+            if cfg().counters {
+                // SAFETY: see above.
+                let total = unsafe { total_counts(Some(&mut *v)) };
+                counters_record(&mut v.buf, &total);
+            }
+            // SAFETY: see above.
+            unsafe { flush_all(Some(v)) };
+        }
+        SYS_RT_SIGRETURN => v.prev = if v.need_ids { THREAD_START } else { NO_BRANCH },
+        _ => {}
+    }
+}
+
+pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret: i64) {
+    let v = match vcpu(i) {
+        Some(v) => v,
+        None => return,
+    };
+    match num {
+        SYS_MMAP => {
+            let (len, prot, flags, fd, off) = match v.mmap_args.take() {
+                Some(a) => a,
+                None => return,
+            };
+            if !(-4095..0).contains(&ret) {
+                guest_maps::guest_mmap(v, ret as u64, len, prot, flags, fd, off);
+            }
+        }
+        SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3 if ret == 0 => {
+            // In a new child process (new threads do not return through here in
+            // qemu-user). Its copy of the parent's unwritten records belongs to the
+            // parent: drop them, and start its own counts.
+            let me = getpid();
+            if me == v.pid {
+                return;
+            }
+            // SAFETY: this is a freshly forked process, and fork copies only the calling
+            // thread: no other thread exists to use the other vCPUs' state.
+            unsafe {
+                for_each_vcpu(Some(&mut *v), |o| {
+                    o.buf.clear();
+                    o.counts = Counts::default();
+                })
+            };
+            if let Ok(mut d) = DONE_COUNTS.lock() {
+                *d = Counts::default();
+            }
+            let ppid = v.pid;
+            v.pid = me;
+            v.tid = gettid();
+            stream_encode::fork(&mut v.buf, now_ns(), me, ppid, v.tid, ppid);
+            flush(&mut v.buf);
+        }
+        _ => {}
+    }
+}
