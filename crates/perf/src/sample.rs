@@ -27,7 +27,6 @@ impl CpuMode {
             _ => CpuMode::Unknown,
         }
     }
-
 }
 
 /// A borrowed array of little-endian `u64`s (callchains, registers, counters). The file

@@ -143,7 +143,6 @@ impl Grid {
         let hi = self.a0 + (span * (y as u128 + 1) / self.addr_buckets as u128) as u64;
         (lo, hi)
     }
-
 }
 
 /// Colour of a cell: white for no samples, then light yellow -> orange ->

@@ -414,17 +414,19 @@ impl KernelElf {
             program: path.display().to_string(),
             what,
         };
-        let data = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-        let info = ElfInfo::open(path).map_err(|e| match e {
+        let bin = kfdo_elf::Binary::open(path).map_err(|e| match e {
             kfdo_elf::ElfError::Io { source, .. } => bad(format!("cannot read: {source}")),
             kfdo_elf::ElfError::Malformed { what, .. } => bad(format!(
                 "is a malformed or truncated ELF file ({what}): give the vmlinux of the booted kernel"
             )),
             _ => bad("is not a 64-bit little-endian ELF file (give the vmlinux)".into()),
         })?;
-        let syms = elf_symbols(&data, &["_text", "_end"]);
-        let text = syms[0].ok_or_else(|| bad("has no _text symbol: is it a vmlinux?".into()))?;
-        let end = syms[1].ok_or_else(|| bad("has no _end symbol: is it a vmlinux?".into()))?;
+        let text = bin
+            .symbol_address("_text")
+            .ok_or_else(|| bad("has no _text symbol: is it a vmlinux?".into()))?;
+        let end = bin
+            .symbol_address("_end")
+            .ok_or_else(|| bad("has no _end symbol: is it a vmlinux?".into()))?;
         if end <= text {
             return Err(bad(format!(
                 "_end ({end:#x}) is not above _text ({text:#x})"
@@ -433,59 +435,7 @@ impl KernelElf {
         Ok(KernelElf {
             text,
             end,
-            build_id: info.build_id,
+            build_id: bin.build_id().map(<[u8]>::to_vec),
         })
     }
-}
-
-/// Values of the named symbols in the ELF64 file's .symtab (None where absent).
-fn elf_symbols(b: &[u8], names: &[&str]) -> Vec<Option<u64>> {
-    let mut out = vec![None; names.len()];
-    let r = |o: usize, n: usize| b.get(o..o + n);
-    let u16_at = |o: usize| r(o, 2).map(|s| u16::from_le_bytes(s.try_into().unwrap()) as usize);
-    let u32_at = |o: usize| r(o, 4).map(|s| u32::from_le_bytes(s.try_into().unwrap()) as usize);
-    let u64_at = |o: usize| r(o, 8).map(|s| u64::from_le_bytes(s.try_into().unwrap()));
-    let (Some(shoff), Some(shentsize), Some(shnum)) = (u64_at(40), u16_at(58), u16_at(60)) else {
-        return out;
-    };
-    let shoff = shoff as usize;
-    let sec = |i: usize| -> Option<(usize, usize, usize, usize, usize)> {
-        let o = shoff + i * shentsize;
-        // (type, offset, size, link, entsize)
-        Some((
-            u32_at(o + 4)?,
-            u64_at(o + 24)? as usize,
-            u64_at(o + 32)? as usize,
-            u32_at(o + 40)?,
-            u64_at(o + 56)? as usize,
-        ))
-    };
-    for i in 0..shnum {
-        let Some((ty, off, size, link, entsize)) = sec(i) else {
-            continue;
-        };
-        if ty != 2 || entsize < 24 {
-            continue; // SHT_SYMTAB only
-        }
-        let Some((_, stroff, strsize, _, _)) = sec(link) else {
-            continue;
-        };
-        let Some(strtab) = b.get(stroff..stroff + strsize) else {
-            continue;
-        };
-        for s in 0..size / entsize {
-            let o = off + s * entsize;
-            let Some(name) = u32_at(o) else { break };
-            let Some(rest) = strtab.get(name..) else {
-                continue;
-            };
-            let n = &rest[..rest.iter().position(|&c| c == 0).unwrap_or(rest.len())];
-            if let Some(k) = names.iter().position(|x| x.as_bytes() == n) {
-                if out[k].is_none() {
-                    out[k] = u64_at(o + 8);
-                }
-            }
-        }
-    }
-    out
 }
