@@ -8,8 +8,11 @@
 //!   llvm-profgen applies (which ranges are impossible, what is external).
 //! - [`space`]: per-process address spaces from MMAP/FORK/COMM records, mapping
 //!   runtime addresses into the binary.
-//! - [`collect`]: reading perf.data or perf script text into a raw profile,
-//!   matching the binary by build-id or path, in parallel.
+//! - [`target`] and [`collect`]: the one place that decides which samples are
+//!   the binary's (build-id, name, FORK, exec, the kernel's anchor symbols);
+//!   reading perf.data or perf script text into a raw profile in parallel, and
+//!   [`collect::for_each_sample`] for readers that want each placed sample
+//!   (heat maps).
 
 pub mod code;
 pub mod collect;

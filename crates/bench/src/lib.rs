@@ -1,12 +1,18 @@
 //! kfdo-bench: judging builds. An A/B runner that interleaves commands,
 //! statistics that say how sure a verdict is, counters (hardware `perf stat`,
-//! valgrind's cachegrind), a SQLite results store, HTML / Markdown reports and
-//! time x address heat maps.
+//! valgrind's cachegrind, kfdo's emulated counters), a SQLite results store,
+//! HTML / Markdown / text reports and time x address heat maps.
+//!
+//! Three commands live here as typed calls: [`compare::compare`] (`kfdo
+//! compare`), [`report::write::write_report`] (`kfdo report`) and
+//! [`heatmap::make`] (`kfdo heatmap`). Everything a comparison warns about is
+//! one [`Warning`].
 //!
 //! Layers look down only: `stats` knows nothing of processes, `runner` nothing
 //! of SQLite, `report` reads only what `store` gives it, `heatmap` is pure
-//! except for `heatmap::input`, which reads perf.data (kfdo-perf) and ELF
-//! (kfdo-elf).
+//! except for `heatmap::input`, which takes each sample's place in the binary
+//! from kfdo-aggregate (the same matching as `kfdo profile`) and its symbols
+//! from kfdo-elf; `compare` ties runner, counters and store together.
 //!
 //! # How a verdict is made
 //!
