@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::metric::Better;
 use crate::stats::{self, PairComparison, Summary};
 use crate::store::{Benchmark, Contents};
 use crate::warning::Warning;
@@ -30,6 +31,82 @@ pub struct VariantAnalysis {
     pub vs_baseline: Option<PairComparison>,
     /// Indices into `wall_s` of outliers.
     pub outliers: Vec<usize>,
+    /// What the runs measured besides time, one entry per metric, in first-seen order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricAnalysis>,
+}
+
+/// One metric of one variant: its values, their summary, and the comparison with the
+/// baseline's values of the same metric.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MetricAnalysis {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    pub source: String,
+    pub values: Vec<f64>,
+    pub summary: Summary,
+    /// mean(variant) / mean(baseline), with its interval and significance.
+    pub vs_baseline: Option<PairComparison>,
+}
+
+impl MetricAnalysis {
+    /// Whether the change against the baseline is a significant improvement (Some(true)),
+    /// a significant regression (Some(false)), or neither (None).
+    pub fn verdict(&self) -> Option<bool> {
+        let c = self.vs_baseline.as_ref().filter(|c| c.significant)?;
+        let up = c.ratio.estimate > 1.0;
+        Some(up == (self.better == Better::Higher))
+    }
+}
+
+/// The metrics of one variant's runs, grouped by (name, source) in first-seen order.
+fn metrics_of(runs: &[crate::store::StoredRun]) -> Vec<MetricAnalysis> {
+    let mut out: Vec<MetricAnalysis> = Vec::new();
+    for r in runs {
+        for m in &r.metrics {
+            match out
+                .iter_mut()
+                .find(|x| x.name == m.name && x.source == m.source)
+            {
+                Some(x) => x.values.push(m.value),
+                None => out.push(MetricAnalysis {
+                    name: m.name.clone(),
+                    unit: m.unit.clone(),
+                    better: m.better,
+                    source: m.source.clone(),
+                    values: vec![m.value],
+                    summary: stats::summarize(&[m.value]),
+                    vs_baseline: None,
+                }),
+            }
+        }
+    }
+    for m in &mut out {
+        m.summary = stats::summarize(&m.values);
+    }
+    out
+}
+
+/// Compares every variant after the first with the first (times and metrics).
+pub fn compare_with_baseline(variants: &mut [VariantAnalysis], resamples: usize) {
+    let Some((base, rest)) = variants.split_first_mut() else {
+        return;
+    };
+    base.vs_baseline = None;
+    for m in &mut base.metrics {
+        m.vs_baseline = None;
+    }
+    for v in rest {
+        v.vs_baseline = stats::compare_pair(&base.wall_s, &v.wall_s, resamples);
+        for m in &mut v.metrics {
+            m.vs_baseline = base
+                .metrics
+                .iter()
+                .find(|b| b.name == m.name && b.source == m.source)
+                .and_then(|b| stats::compare_pair(&b.values, &m.values, resamples));
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -130,15 +207,12 @@ pub fn analyze_benchmark(b: &Benchmark, resamples: usize) -> BenchmarkAnalysis {
                 sys_mean_s: sv.runs.iter().map(|r| r.sys_s).sum::<f64>() / n,
                 vs_baseline: None,
                 outliers: stats::outliers(&wall_s),
+                metrics: metrics_of(&sv.runs),
                 wall_s,
             }
         })
         .collect();
-    if let Some((base, rest)) = variants.split_first_mut() {
-        for v in rest {
-            v.vs_baseline = stats::compare_pair(&base.wall_s, &v.wall_s, resamples);
-        }
-    }
+    compare_with_baseline(&mut variants, resamples);
 
     let mut warnings = Vec::new();
     // The first run of the first session is the cold one.
@@ -276,6 +350,7 @@ mod tests {
                             user_s: t,
                             sys_s: 0.0,
                             started_unix: 0.0,
+                            metrics: Vec::new(),
                         })
                         .collect(),
                     counters: vec![],
@@ -339,5 +414,48 @@ mod tests {
         assert!(all.contains("too few runs: 'few' has 2"), "{all}");
         assert!(all.contains("high variance: 'noisy'"), "{all}");
         assert!(all.contains("'tiny' runs for only 1.00 ms"), "{all}");
+    }
+
+    #[test]
+    fn metrics_are_compared_with_the_baseline_in_their_own_direction() {
+        use crate::metric::Metric;
+        let mut b = synthetic("k", &[("base", vec![1.0; 8]), ("fdo", vec![1.0; 8])]);
+        // fdo: 10 % more ops/s (better), 30 % more misses (worse), with a little noise.
+        for (i, v) in b.variants.iter_mut().enumerate() {
+            for (j, r) in v.runs.iter_mut().enumerate() {
+                let noise = 1.0 + 0.002 * (j % 3) as f64;
+                let (ops, miss) = if i == 0 {
+                    (1000.0, 100.0)
+                } else {
+                    (1100.0, 130.0)
+                };
+                r.metrics = vec![
+                    Metric::new("ops/s", ops * noise, "ops/s", Better::Higher, "workload"),
+                    Metric::new("misses", miss * noise, "", Better::Lower, "emulated"),
+                ];
+            }
+        }
+        let a = analyze_benchmark(&b, 2000);
+        let fdo = &a.variants[1];
+        let ops = fdo.metrics.iter().find(|m| m.name == "ops/s").unwrap();
+        let miss = fdo.metrics.iter().find(|m| m.name == "misses").unwrap();
+        assert!((ops.vs_baseline.as_ref().unwrap().change_pct() - 10.0).abs() < 0.5);
+        assert_eq!(ops.verdict(), Some(true));
+        assert_eq!(miss.verdict(), Some(false));
+        assert!(a.variants[0].metrics[0].vs_baseline.is_none());
+        let md = crate::report::markdown::render(
+            &Analysis {
+                benchmarks: vec![a],
+                geomeans: vec![],
+            },
+            &[],
+            "t",
+            "g",
+        );
+        assert!(md.contains("| ops/s (ops/s) | workload |"), "{md}");
+        assert!(
+            md.contains("+10.0 %") && md.contains("better") && md.contains("worse"),
+            "{md}"
+        );
     }
 }

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::counters::{self, Choice, CountedRun, CounterError};
-use crate::runner::{self, Ending, Event, Plan, RunError, RunResult, StopRule, Variant};
+use crate::runner::{
+    self, CommandTrials, Ending, Event, Plan, RunError, RunResult, StopRule, Trials, Variant,
+};
 use crate::store::{Store, StoreError};
 use crate::warning::Warning;
 use crate::{env, stats};
@@ -178,9 +180,30 @@ fn check(req: &CompareRequest) -> Result<(), CompareError> {
     Ok(())
 }
 
-/// Runs the comparison. `stop` is polled between runs; `on_event` sees progress.
+/// Runs the comparison of commands. `stop` is polled between runs; `on_event` sees
+/// progress.
 pub fn compare(
     req: &CompareRequest,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+) -> Result<CompareOutcome, CompareError> {
+    check(req)?;
+    let mut trials =
+        CommandTrials::new(&req.variants, &req.plan).map_err(|e| CompareError::Runner {
+            source: e,
+            finished: 0,
+            store: req.store.clone(),
+        })?;
+    compare_trials(req, &mut trials, stop, on_event)
+}
+
+/// Runs a comparison whose runs `trials` makes (a kernel booted with a workload, say):
+/// the same interleaving, store, warnings and verdict as [`compare`]. `req.variants`
+/// name and describe the variants (their `command` is what the store shows); counters,
+/// if `req.counters` asks for them, run the variants' commands.
+pub fn compare_trials(
+    req: &CompareRequest,
+    trials: &mut dyn Trials,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(CompareEvent<'_>),
 ) -> Result<CompareOutcome, CompareError> {
@@ -225,7 +248,7 @@ pub fn compare(
     let cpu0 = env::cpu_times();
     let (u0, s0) = runner::children_cpu();
     let t0 = std::time::Instant::now();
-    let result = runner::run(variants, &req.plan, &prior, stop, |ev| {
+    let result = runner::run_trials(variants.len(), &req.plan, &prior, stop, trials, |ev| {
         match ev {
             Event::Warmup { variant, index } => on_event(CompareEvent::Warmup {
                 variant: &variants[variant].name,
@@ -400,11 +423,7 @@ fn verdict(
             .collect();
         analysis.variants = picked;
         analysis.baseline = variants[0].name.clone();
-        let base = analysis.variants[0].wall_s.clone();
-        analysis.variants[0].vs_baseline = None;
-        for v in analysis.variants.iter_mut().skip(1) {
-            v.vs_baseline = stats::compare_pair(&base, &v.wall_s, stats::BOOTSTRAP_RESAMPLES);
-        }
+        analysis::compare_with_baseline(&mut analysis.variants, stats::BOOTSTRAP_RESAMPLES);
     }
     Ok(analysis)
 }

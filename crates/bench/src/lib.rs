@@ -42,6 +42,7 @@ pub mod compare;
 pub mod counters;
 pub mod env;
 pub mod heatmap;
+pub mod metric;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -10,6 +10,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::metric::Metric;
 use crate::stats;
 
 /// One command under test.
@@ -153,6 +154,9 @@ impl Plan {
 /// One finished timed run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunResult {
+    /// What the run measured besides its time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
     /// Index of the variant in the plan's list.
     pub variant: usize,
     /// 0-based index of this run among the variant's timed runs in this session.
@@ -324,6 +328,94 @@ pub(crate) fn exec(argv: &[String], plan: &Plan, err: &mut File) -> std::io::Res
     }
 }
 
+/// What one run of a variant measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// The time that is judged (wall-clock seconds for a command; the workload's own
+    /// time for a trial that measures itself).
+    pub wall_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_unix: f64,
+    pub metrics: Vec<Metric>,
+}
+
+/// Runs one variant once: the runner decides which and when, a `Trials` does it. The
+/// commands of `kfdo compare` are one kind ([`CommandTrials`]); a kernel booted under an
+/// emulator with a workload is another.
+pub trait Trials {
+    /// Runs variant `i` once. `phase` is "warm-up" or "timed", `run` the 1-based number
+    /// of the run in that phase (for error messages). `Ok(None)`: the user interrupted it.
+    fn run(
+        &mut self,
+        i: usize,
+        phase: &'static str,
+        run: usize,
+    ) -> Result<Option<Measurement>, RunError>;
+}
+
+/// The commands of a comparison, each run with the plan's shell, directory and streams.
+pub struct CommandTrials<'a> {
+    variants: &'a [Variant],
+    plan: &'a Plan,
+    argvs: Vec<Vec<String>>,
+    err: File,
+}
+
+impl<'a> CommandTrials<'a> {
+    pub fn new(variants: &'a [Variant], plan: &'a Plan) -> Result<CommandTrials<'a>, RunError> {
+        Ok(CommandTrials {
+            argvs: variants
+                .iter()
+                .map(|v| plan.shell.argv(&v.command))
+                .collect(),
+            variants,
+            plan,
+            err: tempfile::tempfile()?,
+        })
+    }
+}
+
+impl Trials for CommandTrials<'_> {
+    fn run(
+        &mut self,
+        i: usize,
+        phase: &'static str,
+        run: usize,
+    ) -> Result<Option<Measurement>, RunError> {
+        let v = &self.variants[i];
+        match exec(&self.argvs[i], self.plan, &mut self.err) {
+            Ok(Exec::Interrupted) => Ok(None),
+            Ok(Exec::Failed { status, stderr }) => Err(RunError::Failed {
+                variant: v.name.clone(),
+                phase,
+                run,
+                command: v.command.clone(),
+                status,
+                stderr,
+            }),
+            Ok(Exec::Ok {
+                wall_s,
+                user_s,
+                sys_s,
+                started_unix,
+            }) => Ok(Some(Measurement {
+                wall_s,
+                user_s,
+                sys_s,
+                started_unix,
+                metrics: Vec::new(),
+            })),
+            Err(source) => Err(RunError::Spawn {
+                variant: v.name.clone(),
+                command: v.command.clone(),
+                source,
+            }),
+        }
+    }
+}
+
 /// The current ±% that decides when an adaptive comparison may stop:
 /// index 0 is the baseline's own mean interval (t-based), the others the
 /// bootstrap interval of their ratio to the baseline.
@@ -351,55 +443,38 @@ pub fn half_widths(samples: &[Vec<f64>], resamples: usize) -> Vec<f64> {
     out
 }
 
-/// Runs the plan. `prior` holds earlier stored timings of each variant (they
-/// count towards the adaptive target; pass empty vectors for a fresh start).
-/// `stop` is polled between runs. `on_event` sees every warm-up and run as it
-/// finishes; an error from it (e.g. the store is gone) ends the comparison.
+/// Runs the plan's commands; see [`run_trials`].
 pub fn run(
     variants: &[Variant],
     plan: &Plan,
     prior: &[Vec<f64>],
     stop: &AtomicBool,
+    on_event: impl FnMut(Event<'_>) -> Result<(), String>,
+) -> Result<Ending, RunError> {
+    let mut trials = CommandTrials::new(variants, plan)?;
+    run_trials(variants.len(), plan, prior, stop, &mut trials, on_event)
+}
+
+/// Runs `k` variants as the plan says (warm-up, then interleaved rounds until its stop
+/// rule). `prior` holds earlier stored timings of each variant (they count towards the
+/// adaptive target; pass empty vectors for a fresh start). `stop` is polled between
+/// runs. `on_event` sees every warm-up and run as it finishes; an error from it (e.g.
+/// the store is gone) ends the comparison.
+pub fn run_trials(
+    k: usize,
+    plan: &Plan,
+    prior: &[Vec<f64>],
+    stop: &AtomicBool,
+    trials: &mut dyn Trials,
     mut on_event: impl FnMut(Event<'_>) -> Result<(), String>,
 ) -> Result<Ending, RunError> {
-    assert!(!variants.is_empty());
-    let mut err = tempfile::tempfile()?;
-    let argvs: Vec<Vec<String>> = variants
-        .iter()
-        .map(|v| plan.shell.argv(&v.command))
-        .collect();
-    let k = variants.len();
-
-    let run_one = |i: usize,
-                   phase: &'static str,
-                   run: usize,
-                   err: &mut File|
-     -> Result<Option<Exec>, RunError> {
-        match exec(&argvs[i], plan, err) {
-            Ok(Exec::Interrupted) => Ok(None),
-            Ok(Exec::Failed { status, stderr }) => Err(RunError::Failed {
-                variant: variants[i].name.clone(),
-                phase,
-                run,
-                command: variants[i].command.clone(),
-                status,
-                stderr,
-            }),
-            Ok(e) => Ok(Some(e)),
-            Err(source) => Err(RunError::Spawn {
-                variant: variants[i].name.clone(),
-                command: variants[i].command.clone(),
-                source,
-            }),
-        }
-    };
-
+    assert!(k > 0);
     for w in 0..plan.warmup {
         for i in 0..k {
             if stop.load(Ordering::SeqCst) {
                 return Ok(Ending::Interrupted);
             }
-            if run_one(i, "warm-up", w + 1, &mut err)?.is_none() {
+            if trials.run(i, "warm-up", w + 1)?.is_none() {
                 return Ok(Ending::Interrupted);
             }
             on_event(Event::Warmup {
@@ -431,26 +506,21 @@ pub fn run(
             if stop.load(Ordering::SeqCst) {
                 return Ok(Ending::Interrupted);
             }
-            let Some(Exec::Ok {
-                wall_s,
-                user_s,
-                sys_s,
-                started_unix,
-            }) = run_one(i, "timed", round + 1, &mut err)?
-            else {
+            let Some(m) = trials.run(i, "timed", round + 1)? else {
                 return Ok(Ending::Interrupted);
             };
             let r = RunResult {
                 variant: i,
                 index: round,
                 seq,
-                wall_s,
-                user_s,
-                sys_s,
-                started_unix,
+                wall_s: m.wall_s,
+                user_s: m.user_s,
+                sys_s: m.sys_s,
+                started_unix: m.started_unix,
+                metrics: m.metrics,
             };
             seq += 1;
-            samples[i].push(wall_s);
+            samples[i].push(r.wall_s);
             on_event(Event::Run(&r)).map_err(RunError::Sink)?;
         }
         if let Some((target, min_runs)) = adaptive {

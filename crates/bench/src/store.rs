@@ -8,10 +8,12 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::counters::Counter;
+use crate::metric::{Better, Metric};
 use crate::runner::{RunResult, Variant};
 use crate::warning::Warning;
 
-const SCHEMA_VERSION: i32 = 1;
+/// 2 added `run_metrics`; a version-1 store is upgraded in place (the table is added).
+const SCHEMA_VERSION: i32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -50,6 +52,7 @@ pub struct StoredRun {
     pub user_s: f64,
     pub sys_s: f64,
     pub started_unix: f64,
+    pub metrics: Vec<Metric>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -148,7 +151,7 @@ impl Store {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(&e)?;
-        if version != 0 && version != SCHEMA_VERSION {
+        if version != 0 && version != 1 && version != SCHEMA_VERSION {
             return Err(StoreError::Version {
                 path: self.path.clone(),
                 found: version,
@@ -193,6 +196,13 @@ impl Store {
                     session INTEGER NOT NULL REFERENCES sessions(id),
                     source TEXT NOT NULL,
                     description TEXT NOT NULL);
+                 CREATE TABLE IF NOT EXISTS run_metrics (
+                    run INTEGER NOT NULL REFERENCES runs(id),
+                    name TEXT NOT NULL,
+                    value REAL NOT NULL,
+                    unit TEXT NOT NULL,
+                    better TEXT NOT NULL,
+                    source TEXT NOT NULL);
                  CREATE TABLE IF NOT EXISTS heatmaps (
                     id INTEGER PRIMARY KEY,
                     label TEXT NOT NULL,
@@ -285,15 +295,24 @@ impl Store {
         rows.collect::<Result<Vec<f64>, _>>().map_err(&e)
     }
 
-    /// Commits one finished run (its own transaction: durable at once).
+    /// Commits one finished run and its metrics (one transaction: durable at once).
     pub fn add_run(&self, session: i64, variant_id: i64, r: &RunResult) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO runs (session, variant, seq, wall_s, user_s, sys_s, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![session, variant_id, r.seq as i64, r.wall_s, r.user_s, r.sys_s, r.started_unix],
+        let e = self.err();
+        let tx = self.conn.unchecked_transaction().map_err(&e)?;
+        tx.execute(
+            "INSERT INTO runs (session, variant, seq, wall_s, user_s, sys_s, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![session, variant_id, r.seq as i64, r.wall_s, r.user_s, r.sys_s, r.started_unix],
+        )
+        .map_err(&e)?;
+        let run = tx.last_insert_rowid();
+        for m in &r.metrics {
+            tx.execute(
+                "INSERT INTO run_metrics (run, name, value, unit, better, source) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![run, m.name, m.value, m.unit, m.better.name(), m.source],
             )
-            .map_err(self.err())?;
-        Ok(())
+            .map_err(&e)?;
+        }
+        tx.commit().map_err(&e)
     }
 
     pub fn add_counters(
@@ -427,22 +446,55 @@ impl Store {
             for (id, variant) in variants {
                 let mut rs = self
                     .conn
-                    .prepare("SELECT session, seq, wall_s, user_s, sys_s, started FROM runs WHERE variant = ?1 ORDER BY session, seq")
+                    .prepare("SELECT session, seq, wall_s, user_s, sys_s, started, id FROM runs WHERE variant = ?1 ORDER BY session, seq")
                     .map_err(&e)?;
-                let runs = rs
+                let mut runs = rs
                     .query_map([id], |r| {
-                        Ok(StoredRun {
-                            session: r.get(0)?,
-                            seq: r.get(1)?,
-                            wall_s: r.get(2)?,
-                            user_s: r.get(3)?,
-                            sys_s: r.get(4)?,
-                            started_unix: r.get(5)?,
-                        })
+                        Ok((
+                            r.get::<_, i64>(6)?,
+                            StoredRun {
+                                session: r.get(0)?,
+                                seq: r.get(1)?,
+                                wall_s: r.get(2)?,
+                                user_s: r.get(3)?,
+                                sys_s: r.get(4)?,
+                                started_unix: r.get(5)?,
+                                metrics: Vec::new(),
+                            },
+                        ))
                     })
                     .map_err(&e)?
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(&e)?;
+                let mut ms = self
+                    .conn
+                    .prepare(
+                        "SELECT run, name, value, unit, better, source FROM run_metrics
+                           WHERE run IN (SELECT id FROM runs WHERE variant = ?1) ORDER BY rowid",
+                    )
+                    .map_err(&e)?;
+                let metrics = ms
+                    .query_map([id], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            Metric {
+                                name: r.get(1)?,
+                                value: r.get(2)?,
+                                unit: r.get(3)?,
+                                better: Better::parse(&r.get::<_, String>(4)?),
+                                source: r.get(5)?,
+                            },
+                        ))
+                    })
+                    .map_err(&e)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(&e)?;
+                for (run, m) in metrics {
+                    if let Some((_, r)) = runs.iter_mut().find(|(id, _)| *id == run) {
+                        r.metrics.push(m);
+                    }
+                }
+                let runs: Vec<StoredRun> = runs.into_iter().map(|(_, r)| r).collect();
                 // The latest session's counters for this variant.
                 let mut cs = self
                     .conn
@@ -531,6 +583,7 @@ mod tests {
 
     fn run(seq: usize, wall: f64) -> RunResult {
         RunResult {
+            metrics: Vec::new(),
             variant: 0,
             index: seq,
             seq,
@@ -605,5 +658,41 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("kfdo compare --store"), "{e}");
+    }
+
+    #[test]
+    fn metrics_round_trip_and_a_version_1_store_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        {
+            // A store as version 1 wrote it: no run_metrics table.
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(
+                "CREATE TABLE runs (id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+                   variant INTEGER NOT NULL, seq INTEGER NOT NULL, wall_s REAL NOT NULL,
+                   user_s REAL NOT NULL, sys_s REAL NOT NULL, started REAL NOT NULL);
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let sess = s.begin_session("k", &(), &()).unwrap();
+        let v = s.variant("k", &Variant::new("base", "boot base")).unwrap();
+        let mut r = run(0, 1.5);
+        r.metrics = vec![
+            Metric::new("ops/s", 1234.5, "ops/s", Better::Higher, "workload"),
+            Metric::new("kernel L1i misses", 9.0e6, "", Better::Lower, "emulated"),
+        ];
+        s.add_run(sess, v, &r).unwrap();
+        s.add_run(sess, v, &run(1, 1.6)).unwrap();
+        let c = s.load().unwrap();
+        let runs = &c.benchmarks[0].variants[0].runs;
+        assert_eq!(runs[0].metrics, r.metrics);
+        assert!(runs[1].metrics.is_empty());
+        let version: i32 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
     }
 }

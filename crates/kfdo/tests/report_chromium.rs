@@ -49,6 +49,7 @@ fn fill_store(db: &Path) {
         let wob = ((i * 7919) % 13) as f64 / 13.0 - 0.5;
         for (id, t) in [(ib, 0.200 + 0.004 * wob), (inew, 0.100 + 0.002 * wob)] {
             let r = RunResult {
+                metrics: Vec::new(),
                 variant: 0,
                 index: i,
                 seq: i,

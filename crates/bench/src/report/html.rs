@@ -239,6 +239,7 @@ fn benchmark_section(out: &mut String, b: &BenchmarkAnalysis, idx: usize) {
     );
     out.push_str("<h3>Counters</h3>");
     counters_table(out, b);
+    super::metrics::html(out, b);
     if !b.warnings.is_empty() {
         out.push_str("<h3>Warnings</h3><ul class=\"warnings\">");
         for w in &b.warnings {

@@ -100,6 +100,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
                 let _ = writeln!(out, "Counters: {}\n", m(s));
             }
         }
+        super::metrics::markdown(&mut out, b);
         if !b.warnings.is_empty() {
             out.push_str("Warnings:\n\n");
             for w in &b.warnings {

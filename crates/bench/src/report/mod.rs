@@ -7,6 +7,7 @@
 
 pub mod html;
 pub mod markdown;
+pub mod metrics;
 pub mod plot;
 pub mod text;
 pub mod write;

@@ -67,6 +67,7 @@ pub fn summary(a: &BenchmarkAnalysis) -> String {
             out.push('\n');
         }
     }
+    super::metrics::text(&mut out, a);
     out
 }
 
