@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{elf, Object, ObjectSection};
 
+use crate::arch::Arch;
 use crate::code::Code;
 use crate::dwarf::sections::DebugSections;
 use crate::error::ElfError;
@@ -52,14 +53,6 @@ impl SectionInfo {
     pub fn is_executable(&self) -> bool {
         self.flags & u64::from(elf::SHF_EXECINSTR) != 0
     }
-}
-
-/// Target architecture, from `e_machine`. Only x86-64 is decoded today;
-/// the enum is where another architecture would be added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arch {
-    X86_64,
-    Other(u16),
 }
 
 pub struct Binary {

@@ -22,8 +22,9 @@ mod segments;
 mod symbolizer;
 mod symbols;
 
-pub use binary::{Arch, Binary, SectionInfo};
-pub use code::{Code, InsnKind};
+pub use arch::{Arch, InsnKind};
+pub use binary::{Binary, SectionInfo};
+pub use code::Code;
 pub use error::ElfError;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};
 pub use symbolizer::{canonical_fn_name, Frame, FuncRange, Function, Symbolizer};
