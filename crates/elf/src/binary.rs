@@ -10,7 +10,7 @@ use object::{elf, Object, ObjectSection};
 
 use crate::arch::Arch;
 use crate::code::Code;
-use crate::dwarf::sections::DebugSections;
+use crate::debug_sections::DebugSections;
 use crate::error::ElfError;
 use crate::segments::{self, LoadSegment};
 use crate::symbolizer::Symbolizer;
@@ -68,7 +68,11 @@ pub struct Binary {
     sections: Vec<SectionInfo>,
     debuglink: Option<String>,
     symbols: OnceLock<Symbols>,
-    pub(crate) debug: OnceLock<Result<DebugSections, String>>,
+    /// Owned here, not by a `Symbolizer`, because a `Symbolizer<'a>` lends
+    /// out `&'a` slices of these bytes (which it could not if it owned them)
+    /// and so that several symbolizers of one binary decompress once.
+    /// The error is (section, what) for `ElfError::Decompress`.
+    debug: OnceLock<Result<DebugSections, (String, String)>>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -298,7 +302,10 @@ impl Binary {
 
     /// The `.symtab` symbols (parsed on first use).
     pub fn symbols(&self) -> &Symbols {
-        self.symbols.get_or_init(|| Symbols::load(self))
+        self.symbols.get_or_init(|| match self.elf() {
+            Ok(file) => Symbols::load(&file, self.data()),
+            Err(_) => Symbols::default(),
+        })
     }
 
     /// Address of a defined symbol in `.symtab` (falling back to `.dynsym`),
@@ -330,6 +337,22 @@ impl Binary {
     /// separate / split DWARF).
     pub fn symbolizer(&self) -> Result<Symbolizer<'_>, ElfError> {
         Symbolizer::new(self)
+    }
+
+    /// The raw `.debug_*` sections, decompressed on first use and kept for
+    /// the life of the `Binary`.
+    pub(crate) fn debug_sections(&self) -> Result<&DebugSections, ElfError> {
+        let loaded = self.debug.get_or_init(|| match self.elf() {
+            Ok(file) => DebugSections::load(&file, self.data()),
+            Err(e) => Err(("(headers)".to_string(), e.to_string())),
+        });
+        loaded
+            .as_ref()
+            .map_err(|(section, what)| ElfError::Decompress {
+                path: self.path.clone(),
+                section: section.clone(),
+                what: what.clone(),
+            })
     }
 
     /// Re-parses the ELF headers; cheap (no copying), used by the lazy stages.

@@ -16,6 +16,7 @@ mod arch;
 mod binary;
 mod build_id;
 mod code;
+mod debug_sections;
 mod dwarf;
 mod error;
 mod segments;
