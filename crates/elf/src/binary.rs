@@ -1,6 +1,9 @@
 //! `Binary`: one ELF file, memory-mapped, with the cheap facts (segments,
-//! build-id, section list) read at open and everything expensive
-//! (symbols, disassembly, DWARF) computed only when asked for.
+//! build-id, section list) read at open, and the file-level tables that are
+//! costly to read (symbols, decompressed debug sections) computed on first
+//! use and cached. What is built from a `Binary` (disassembly: `Code::new`,
+//! DWARF: `Symbolizer::new`) lives in the layers above, which this module
+//! does not know about.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -9,11 +12,9 @@ use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{elf, Object, ObjectSection};
 
 use crate::arch::Arch;
-use crate::code::Code;
 use crate::debug_sections::DebugSections;
 use crate::error::ElfError;
 use crate::segments::{self, LoadSegment};
-use crate::symbolizer::Symbolizer;
 use crate::symbols::Symbols;
 
 /// The bytes of the file. A memory map in normal use; owned bytes let tests
@@ -326,17 +327,6 @@ impl Binary {
     /// The `.gnu_debuglink` file name, if the binary points to separate debug info.
     pub fn gnu_debuglink(&self) -> Option<&str> {
         self.debuglink.as_deref()
-    }
-
-    /// Disassembles the executable sections the way llvm-profgen does.
-    pub fn code(&self) -> Result<Code, ElfError> {
-        Code::build(self)
-    }
-
-    /// DWARF symbolizer. Fails if the binary has no DWARF (or only a pointer to
-    /// separate / split DWARF).
-    pub fn symbolizer(&self) -> Result<Symbolizer<'_>, ElfError> {
-        Symbolizer::new(self)
     }
 
     /// The raw `.debug_*` sections, decompressed on first use and kept for

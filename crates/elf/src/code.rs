@@ -88,7 +88,10 @@ struct Job<'d> {
 }
 
 impl Code {
-    pub(crate) fn build(bin: &Binary) -> Result<Code, ElfError> {
+    /// Disassembles the executable sections of `bin` the way llvm-profgen
+    /// does. Fails if the architecture has no decoder or a section lies
+    /// outside the file.
+    pub fn new(bin: &Binary) -> Result<Code, ElfError> {
         let decode = arch::decoder_for(bin.arch()).ok_or_else(|| ElfError::Unsupported {
             path: bin.path().to_owned(),
             what: format!(

@@ -84,8 +84,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         );
     }
     // Fail before reading any input if the result could not be symbolized.
-    let sym = if a.raw { None } else { Some(bin.symbolizer()?) };
-    let code = bin.code()?;
+    let sym = if a.raw {
+        None
+    } else {
+        Some(kfdo_elf::Symbolizer::new(&bin)?)
+    };
+    let code = kfdo_elf::Code::new(&bin)?;
     let codemap = CodeMap::from_code(&code);
     let target = TargetBinary::new(&bin, a.binary_name.as_deref(), a.kernel);
     let opts = CollectOptions {
