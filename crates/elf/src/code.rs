@@ -89,8 +89,8 @@ struct Job<'d> {
 
 impl Code {
     /// Disassembles the executable sections of `bin` the way llvm-profgen
-    /// does. Fails if the architecture has no decoder or a section lies
-    /// outside the file.
+    /// does. Fails if the architecture has no decoder, a section lies
+    /// outside the file, or the instructions span more than 4 GiB.
     pub fn new(bin: &Binary) -> Result<Code, ElfError> {
         let decode = arch::decoder_for(bin.arch()).ok_or_else(|| ElfError::Unsupported {
             path: bin.path().to_owned(),
