@@ -144,9 +144,9 @@ pub fn profile(
     let sym = if raw_out {
         None
     } else {
-        Some(bin.symbolizer()?)
+        Some(kfdo_elf::Symbolizer::new(&bin)?)
     };
-    let code = bin.code()?;
+    let code = kfdo_elf::Code::new(&bin)?;
     let codemap = CodeMap::from_code(&code);
     let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
     let opts = CollectOptions {

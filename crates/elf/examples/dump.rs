@@ -10,8 +10,8 @@ use std::io::Write;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args_os().nth(1).ok_or("usage: dump BINARY")?;
     let bin = kfdo_elf::Binary::open(path.as_ref())?;
-    let code = bin.code()?;
-    let sym = bin.symbolizer().ok();
+    let code = kfdo_elf::Code::new(&bin)?;
+    let sym = kfdo_elf::Symbolizer::new(&bin).ok();
     let mut frames = Vec::new();
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());

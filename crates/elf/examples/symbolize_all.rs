@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let t = Instant::now();
     let bin = kfdo_elf::Binary::open(path.as_ref())?;
-    let code = bin.code()?;
+    let code = kfdo_elf::Code::new(&bin)?;
     let addrs: Vec<u64> = code.iter().map(|(a, _, _)| a).collect();
     let t_code = t.elapsed();
     println!(
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Single-threaded, cold.
     let t = Instant::now();
-    let sym = bin.symbolizer()?;
+    let sym = kfdo_elf::Symbolizer::new(&bin)?;
     let mut frames = Vec::new();
     let mut total_frames = 0usize;
     for &a in &addrs {
@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Parallel, cold.
     let t = Instant::now();
-    let sym = bin.symbolizer()?;
+    let sym = kfdo_elf::Symbolizer::new(&bin)?;
     let total_par: usize = addrs
         .par_chunks(4096)
         .map(|chunk| {

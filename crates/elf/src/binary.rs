@@ -1,6 +1,9 @@
 //! `Binary`: one ELF file, memory-mapped, with the cheap facts (segments,
-//! build-id, section list) read at open and everything expensive
-//! (symbols, disassembly, DWARF) computed only when asked for.
+//! build-id, section list) read at open, and the file-level tables that are
+//! costly to read (symbols, decompressed debug sections) computed on first
+//! use and cached. What is built from a `Binary` (disassembly: `Code::new`,
+//! DWARF: `Symbolizer::new`) lives in the layers above, which this module
+//! does not know about.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -8,11 +11,10 @@ use std::sync::OnceLock;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{elf, Object, ObjectSection};
 
-use crate::code::Code;
-use crate::dwarf::sections::DebugSections;
+use crate::arch::Arch;
+use crate::debug_sections::DebugSections;
 use crate::error::ElfError;
 use crate::segments::{self, LoadSegment};
-use crate::symbolizer::Symbolizer;
 use crate::symbols::Symbols;
 
 /// The bytes of the file. A memory map in normal use; owned bytes let tests
@@ -54,14 +56,6 @@ impl SectionInfo {
     }
 }
 
-/// Target architecture, from `e_machine`. Only x86-64 is decoded today;
-/// the enum is where another architecture would be added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arch {
-    X86_64,
-    Other(u16),
-}
-
 pub struct Binary {
     path: PathBuf,
     data: Bytes,
@@ -75,7 +69,11 @@ pub struct Binary {
     sections: Vec<SectionInfo>,
     debuglink: Option<String>,
     symbols: OnceLock<Symbols>,
-    pub(crate) debug: OnceLock<Result<DebugSections, String>>,
+    /// Owned here, not by a `Symbolizer`, because a `Symbolizer<'a>` lends
+    /// out `&'a` slices of these bytes (which it could not if it owned them)
+    /// and so that several symbolizers of one binary decompress once.
+    /// The error is (section, what) for `ElfError::Decompress`.
+    debug: OnceLock<Result<DebugSections, (String, String)>>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -305,7 +303,10 @@ impl Binary {
 
     /// The `.symtab` symbols (parsed on first use).
     pub fn symbols(&self) -> &Symbols {
-        self.symbols.get_or_init(|| Symbols::load(self))
+        self.symbols.get_or_init(|| match self.elf() {
+            Ok(file) => Symbols::load(&file, self.data()),
+            Err(_) => Symbols::default(),
+        })
     }
 
     /// Address of a defined symbol in `.symtab` (falling back to `.dynsym`),
@@ -328,15 +329,20 @@ impl Binary {
         self.debuglink.as_deref()
     }
 
-    /// Disassembles the executable sections the way llvm-profgen does.
-    pub fn code(&self) -> Result<Code, ElfError> {
-        Code::build(self)
-    }
-
-    /// DWARF symbolizer. Fails if the binary has no DWARF (or only a pointer to
-    /// separate / split DWARF).
-    pub fn symbolizer(&self) -> Result<Symbolizer<'_>, ElfError> {
-        Symbolizer::new(self)
+    /// The raw `.debug_*` sections, decompressed on first use and kept for
+    /// the life of the `Binary`.
+    pub(crate) fn debug_sections(&self) -> Result<&DebugSections, ElfError> {
+        let loaded = self.debug.get_or_init(|| match self.elf() {
+            Ok(file) => DebugSections::load(&file, self.data()),
+            Err(e) => Err(("(headers)".to_string(), e.to_string())),
+        });
+        loaded
+            .as_ref()
+            .map_err(|(section, what)| ElfError::Decompress {
+                path: self.path.clone(),
+                section: section.clone(),
+                what: what.clone(),
+            })
     }
 
     /// Re-parses the ELF headers; cheap (no copying), used by the lazy stages.

@@ -14,61 +14,9 @@
 
 use rayon::prelude::*;
 
-use crate::arch::{self, Decoded};
+use crate::arch::{self, Decoded, InsnKind};
 use crate::binary::Binary;
 use crate::error::ElfError;
-
-/// Control-flow class of an instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum InsnKind {
-    /// Falls through (includes syscall-free system instructions, xbegin...).
-    Other,
-    /// Direct call (llvm `isCall`).
-    Call,
-    /// Indirect call through a register or memory (llvm `isCall`).
-    IndirectCall,
-    /// ret / lret / iret (llvm `isReturn`).
-    Return,
-    /// jcc, jrcxz, loop (llvm `isBranch`, not a barrier).
-    CondBranch,
-    /// Direct unconditional jmp (llvm `isUnconditionalBranch`).
-    Jump,
-    /// Indirect jmp (llvm `isIndirectBranch`).
-    IndirectJump,
-    /// int3, int n, syscall, sysenter, ud2: not a call/branch/return for llvm-profgen.
-    Trap,
-}
-
-impl InsnKind {
-    /// llvm-profgen's `addressIsCall` (CallAddressSet).
-    pub fn is_call(self) -> bool {
-        matches!(self, InsnKind::Call | InsnKind::IndirectCall)
-    }
-    /// llvm-profgen's `addressIsReturn`.
-    pub fn is_return(self) -> bool {
-        self == InsnKind::Return
-    }
-    /// Membership in llvm-profgen's BranchAddressSet (`MCDesc.isBranch()`).
-    pub fn is_branch(self) -> bool {
-        matches!(
-            self,
-            InsnKind::CondBranch | InsnKind::Jump | InsnKind::IndirectJump
-        )
-    }
-    /// Membership in llvm-profgen's UncondBranchAddrSet: calls, returns and
-    /// direct unconditional jumps.
-    pub fn is_uncond_transfer(self) -> bool {
-        matches!(
-            self,
-            InsnKind::Call | InsnKind::IndirectCall | InsnKind::Return | InsnKind::Jump
-        )
-    }
-    /// llvm-profgen's `addressIsTransfer`: branch, return or call.
-    pub fn is_transfer(self) -> bool {
-        self.is_call() || self.is_return() || self.is_branch()
-    }
-}
 
 /// A `.symtab` symbol in a disassembled section, as llvm-profgen sees it.
 #[derive(Clone, Copy, Debug)]
@@ -140,7 +88,10 @@ struct Job<'d> {
 }
 
 impl Code {
-    pub(crate) fn build(bin: &Binary) -> Result<Code, ElfError> {
+    /// Disassembles the executable sections of `bin` the way llvm-profgen
+    /// does. Fails if the architecture has no decoder, a section lies
+    /// outside the file, or the instructions span more than 4 GiB.
+    pub fn new(bin: &Binary) -> Result<Code, ElfError> {
         let decode = arch::decoder_for(bin.arch()).ok_or_else(|| ElfError::Unsupported {
             path: bin.path().to_owned(),
             what: format!(

@@ -4,26 +4,54 @@
 //! * [`Binary`]: mapping, build-id, PT_LOAD segments, address <-> file offset,
 //!   llvm-profgen's preferred base, symbols.
 //! * [`Code`]: the instructions llvm-profgen disassembles (symbol by symbol),
-//!   with call / return / branch classification.
+//!   with call / return / branch classification. `Code::new(&bin)`.
 //! * [`Symbolizer`]: DWARF inline stacks (llvm-symbolizer semantics) and
 //!   function ranges (llvm-profgen's `loadSymbolsFromDWARF`).
+//!   `Symbolizer::new(&bin)`.
 //!
 //! Everything past the ELF headers is computed on first use; the symbolizer
 //! is `Send + Sync` and builds per-unit tables lazily, so callers can
 //! symbolize from many threads.
+//!
+//! # Layers
+//!
+//! The modules form layers, and each uses only the layers below it (the
+//! `layering` test checks every `crate::` / `super::` path against this list,
+//! so an import cycle cannot come back):
+//!
+//! 1. `error`: [`ElfError`].
+//! 2. `segments`, `build_id`, `arch`: functions of the headers and bytes.
+//!    `arch` owns [`Arch`] and [`InsnKind`], the vocabulary shared by the
+//!    decoders and the layers that use them.
+//! 3. `symbols`, `debug_sections`: tables read from the parsed `object` file
+//!    (`.symtab` / `.dynsym`; the `.debug_*` bytes, decompressed if needed).
+//! 4. `binary`: [`Binary`], the mapped file and its cheap facts. It caches
+//!    layer 3's tables, because they point into the mapping and must live as
+//!    long as it (the decompressed debug sections are shared by every
+//!    symbolizer of one binary).
+//! 5. `code` ([`Code`]) and `dwarf` (units, inline trees, line tables), each
+//!    built from a `&Binary`, independent of each other.
+//! 6. `symbolizer`: [`Symbolizer`], DWARF plus the symbols `code` says
+//!    llvm-profgen disassembles.
+//!
+//! `lib.rs` only re-exports; callers use the names above, not the modules.
 
 mod arch;
 mod binary;
 mod build_id;
 mod code;
+mod debug_sections;
 mod dwarf;
 mod error;
+#[cfg(test)]
+mod layering;
 mod segments;
 mod symbolizer;
 mod symbols;
 
-pub use binary::{Arch, Binary, SectionInfo};
-pub use code::{Code, InsnKind};
+pub use arch::{Arch, InsnKind};
+pub use binary::{Binary, SectionInfo};
+pub use code::Code;
 pub use error::ElfError;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};
 pub use symbolizer::{canonical_fn_name, Frame, FuncRange, Function, Symbolizer};

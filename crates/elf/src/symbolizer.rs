@@ -80,7 +80,10 @@ impl std::fmt::Debug for Symbolizer<'_> {
 }
 
 impl<'a> Symbolizer<'a> {
-    pub(crate) fn new(bin: &'a Binary) -> Result<Symbolizer<'a>, ElfError> {
+    /// DWARF symbolizer for `bin`. Fails if the binary has no DWARF (or only
+    /// a pointer to separate / split DWARF). Cheap to repeat: the decompressed
+    /// debug sections are cached in `bin` and shared by its symbolizers.
+    pub fn new(bin: &'a Binary) -> Result<Symbolizer<'a>, ElfError> {
         if !bin.has_debug_info() {
             if let Some(link) = bin.gnu_debuglink() {
                 return Err(ElfError::SeparateDebugInfo {

@@ -5,9 +5,8 @@
 //! it complete and in file order. Names stay in the mapped file (we store
 //! their offsets), so a vmlinux with 100k+ symbols costs no string copies.
 
+use object::read::elf::ElfFile64;
 use object::{Object, ObjectSymbol, SymbolSection};
-
-use crate::binary::Binary;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Symbol {
@@ -26,7 +25,8 @@ pub struct Symbol {
 }
 
 impl Symbol {
-    /// The raw name bytes; `data` is [`Binary::data`].
+    /// The raw name bytes; `data` is the whole file (`Binary::data`), the
+    /// bytes the table was loaded from.
     pub fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
         &data[self.name_start..self.name_start + self.name_len as usize]
     }
@@ -43,11 +43,11 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    pub(crate) fn load(bin: &Binary) -> Symbols {
-        let Ok(file) = bin.elf() else {
-            return Symbols::default();
-        };
-        let data = bin.data();
+    /// Reads `.symtab` and `.dynsym` of `file`, which was parsed from `data`
+    /// (the whole file: names are kept as offsets into it). Takes the parsed
+    /// file rather than a `Binary` so that `Binary` can cache the result
+    /// without this module depending on it.
+    pub(crate) fn load(file: &ElfFile64<'_, object::Endianness>, data: &[u8]) -> Symbols {
         let base = data.as_ptr() as usize;
         let convert = |s: object::read::elf::ElfSymbol<
             '_,

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use kfdo_elf::{Binary, InsnKind};
+use kfdo_elf::{Binary, Code, InsnKind};
 
 const PREFIXES: &[&str] = &[
     "rep", "repe", "repz", "repne", "repnz", "lock", "notrack", "data16", "cs", "ds", "es", "ss",
@@ -41,7 +41,7 @@ fn check(src: &str, flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let path = build(dir.path(), src, "bin", flags);
     let bin = Binary::open(&path).unwrap();
-    let code = bin.code().unwrap();
+    let code = Code::new(&bin).unwrap();
     let text = bin.section_by_name(".text").unwrap();
     let (lo, hi) = (text.addr, text.addr + text.size);
 

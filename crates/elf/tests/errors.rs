@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kfdo_elf::{Binary, ElfError};
+use kfdo_elf::{Binary, Code, ElfError, Symbolizer};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let p = dir.join(name);
@@ -67,8 +67,8 @@ fn truncated_elf_every_length_never_panics() {
         match Binary::from_bytes(Path::new("truncated"), full[..len].to_vec()) {
             Ok(b) => {
                 opened += 1;
-                let _ = b.code();
-                if let Ok(s) = b.symbolizer() {
+                let _ = Code::new(&b);
+                if let Ok(s) = Symbolizer::new(&b) {
                     let mut f = Vec::new();
                     for r in s.function_ranges().iter().take(20) {
                         s.frames(r.start, &mut f);
@@ -125,8 +125,8 @@ fn corrupted_debug_info_never_panics() {
             bytes[off + (x >> 8) as usize % size] = (x >> 32) as u8;
         }
         let b = Binary::from_bytes(Path::new("flipped"), bytes).unwrap();
-        if let Ok(s) = b.symbolizer() {
-            let code = b.code().unwrap();
+        if let Ok(s) = Symbolizer::new(&b) {
+            let code = Code::new(&b).unwrap();
             let mut f = Vec::new();
             for i in (0..code.len()).step_by(3) {
                 s.frames(code.addr(i), &mut f);
@@ -146,8 +146,8 @@ fn no_debug_info() {
     let path = build(dir.path(), "interp.c", "nodebug", &["-O2"]);
     let bin = Binary::open(&path).unwrap();
     assert!(!bin.has_debug_info());
-    assert!(bin.code().unwrap().len() > 100, "code still decodes");
-    let e = bin.symbolizer().unwrap_err();
+    assert!(Code::new(&bin).unwrap().len() > 100, "code still decodes");
+    let e = Symbolizer::new(&bin).unwrap_err();
     assert!(matches!(e, ElfError::NoDebugInfo { .. }), "{e}");
     let msg = e.to_string();
     assert!(
@@ -180,7 +180,7 @@ fn separate_and_split_debug_info_are_reported() {
             path.to_str().unwrap(),
         ],
     );
-    let e = Binary::open(&path).unwrap().symbolizer().unwrap_err();
+    let e = Symbolizer::new(&Binary::open(&path).unwrap()).unwrap_err();
     assert!(matches!(e, ElfError::SeparateDebugInfo { .. }), "{e}");
     assert!(e.to_string().contains("prog.debug"), "{e}");
 
@@ -191,7 +191,7 @@ fn separate_and_split_debug_info_are_reported() {
             "split",
             &["-O2", "-g", "-gsplit-dwarf", dwarf],
         );
-        let e = Binary::open(&split).unwrap().symbolizer().unwrap_err();
+        let e = Symbolizer::new(&Binary::open(&split).unwrap()).unwrap_err();
         assert!(matches!(e, ElfError::SplitDwarf { .. }), "{dwarf}: {e}");
         assert!(e.to_string().contains("-gsplit-dwarf"), "{e}");
     }
@@ -208,6 +208,6 @@ fn stripped_binary_has_no_code_like_llvm_profgen() {
     let path = build(dir.path(), "interp.c", "stripped", &["-O2"]);
     run("llvm-objcopy-19", &["--strip-all", path.to_str().unwrap()]);
     let bin = Binary::open(&path).unwrap();
-    assert!(bin.code().unwrap().is_empty());
+    assert!(Code::new(&bin).unwrap().is_empty());
     assert!(bin.build_id().is_some() || bin.build_id().is_none());
 }

@@ -15,12 +15,12 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kfdo_elf::{Binary, Frame};
+use kfdo_elf::{Binary, Code, Frame, Symbolizer};
 
 fn check_against_llvm_symbolizer(bin_path: &Path) {
     let bin = Binary::open(bin_path).unwrap();
-    let code = bin.code().unwrap();
-    let sym = bin.symbolizer().unwrap();
+    let code = Code::new(&bin).unwrap();
+    let sym = Symbolizer::new(&bin).unwrap();
     let addrs: Vec<u64> = code.iter().map(|(a, _, _)| a).collect();
     assert!(addrs.len() > 100, "too few instructions: {}", addrs.len());
     let llvm = llvm_symbolize(bin_path, &addrs);
@@ -88,8 +88,8 @@ fn check_against_llvm_symbolizer(bin_path: &Path) {
 
 fn check_against_llvm_profgen(bin_path: &Path) {
     let bin = Binary::open(bin_path).unwrap();
-    let code = bin.code().unwrap();
-    let sym = bin.symbolizer().unwrap();
+    let code = Code::new(&bin).unwrap();
+    let sym = Symbolizer::new(&bin).unwrap();
     let pg = profgen_disassembly(bin_path);
     let pg_valid: Vec<u64> = {
         let mut v: Vec<u64> = pg.iter().filter(|i| i.valid).map(|i| i.addr).collect();

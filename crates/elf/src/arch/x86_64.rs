@@ -6,8 +6,7 @@
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction};
 
-use super::Decoded;
-use crate::code::InsnKind;
+use super::{Decoded, InsnKind};
 
 pub(super) fn decode(bytes: &[u8], start: u64, end: u64, out: &mut Vec<Decoded>) {
     let mut dec = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE);

@@ -6,7 +6,6 @@
 pub(crate) mod die;
 pub(crate) mod inline;
 pub(crate) mod line;
-pub(crate) mod sections;
 
 use std::sync::OnceLock;
 
@@ -42,20 +41,7 @@ pub(crate) struct DwarfCtx<'a> {
 impl<'a> DwarfCtx<'a> {
     pub(crate) fn load(bin: &'a Binary) -> Result<DwarfCtx<'a>, ElfError> {
         let path = bin.path();
-        let sections = bin.debug.get_or_init(|| {
-            sections::DebugSections::load(bin).map_err(|(s, e)| format!("{s}\0{e}"))
-        });
-        let sections = match sections {
-            Ok(s) => s,
-            Err(e) => {
-                let (s, w) = e.split_once('\0').unwrap_or(("?", e));
-                return Err(ElfError::Decompress {
-                    path: path.to_owned(),
-                    section: s.to_string(),
-                    what: w.to_string(),
-                });
-            }
-        };
+        let sections = bin.debug_sections()?;
         let endian = if bin.data().get(5) == Some(&object::elf::ELFDATA2MSB) {
             gimli::RunTimeEndian::Big
         } else {

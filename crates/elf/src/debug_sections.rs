@@ -3,13 +3,17 @@
 //! Uncompressed sections are borrowed straight from the mapped file.
 //! Compressed ones (SHF_COMPRESSED or the old `.zdebug_*`) are inflated into
 //! buffers owned by the `Binary`, so a `Symbolizer<'a>` can hand out `&'a`
-//! slices either way without copying the common case.
+//! slices either way without copying the common case, and every symbolizer
+//! of one binary shares one decompression.
+//!
+//! This is ELF-level work (section lookup and decompression, done by
+//! `object`); it sits below `binary` like `symbols`, taking the parsed file,
+//! so `Binary` can own the cache while the DWARF parsing stays above it.
 
 use std::ops::Range;
 
+use object::read::elf::ElfFile64;
 use object::{Object, ObjectSection};
-
-use crate::binary::Binary;
 
 enum Bytes {
     InFile(Range<usize>),
@@ -36,13 +40,15 @@ const IDS: &[gimli::SectionId] = &[
 ];
 
 impl DebugSections {
-    /// Reads (and if needed decompresses) the sections. The error string
-    /// names the section; the caller wraps it in `ElfError::Decompress`.
-    pub(crate) fn load(bin: &Binary) -> Result<DebugSections, (String, String)> {
-        let file = bin
-            .elf()
-            .map_err(|e| ("(headers)".to_string(), e.to_string()))?;
-        let base = bin.data().as_ptr() as usize;
+    /// Reads (and if needed decompresses) the sections of `file`, which was
+    /// parsed from `data` (the whole file: uncompressed sections are kept as
+    /// ranges of it). The error is (section name, what went wrong); the
+    /// caller wraps it in `ElfError::Decompress`.
+    pub(crate) fn load(
+        file: &ElfFile64<'_, object::Endianness>,
+        data: &[u8],
+    ) -> Result<DebugSections, (String, String)> {
+        let base = data.as_ptr() as usize;
         let mut sections = Vec::new();
         for &id in IDS {
             // `section_by_name` also finds the `.zdebug_` spelling.
