@@ -64,7 +64,6 @@ pub struct Binary {
     has_interp: bool,
     segments: Vec<LoadSegment>,
     preferred_text: Vec<u64>,
-    text_offsets: Vec<u64>,
     build_id: Option<std::ops::Range<usize>>,
     sections: Vec<SectionInfo>,
     debuglink: Option<String>,
@@ -170,7 +169,7 @@ impl Binary {
                 _ => {}
             }
         }
-        let (preferred_text, text_offsets) = segments::preferred_text_segments(&segments);
+        let (preferred_text, _) = segments::preferred_text_segments(&segments);
 
         let mut sections = Vec::new();
         for s in file.sections() {
@@ -200,7 +199,6 @@ impl Binary {
             has_interp,
             segments,
             preferred_text,
-            text_offsets,
             build_id,
             sections,
             debuglink,
@@ -265,18 +263,6 @@ impl Binary {
     /// executable segment (llvm-profgen refuses such a binary).
     pub fn preferred_base(&self) -> u64 {
         self.preferred_text.first().copied().unwrap_or(0)
-    }
-
-    /// llvm-profgen's `PreferredTextSegmentAddresses`: page-aligned vaddr of
-    /// every executable PT_LOAD.
-    pub fn preferred_text_segment_addresses(&self) -> &[u64] {
-        &self.preferred_text
-    }
-
-    /// llvm-profgen's `TextSegmentOffsets`: page-aligned file offset of every
-    /// executable PT_LOAD.
-    pub fn text_segment_offsets(&self) -> &[u64] {
-        &self.text_offsets
     }
 
     /// llvm-profgen's `getFirstLoadableAddress()`.

@@ -245,32 +245,9 @@ impl Code {
         (i < self.offs.len()).then_some(i)
     }
 
-    /// Index of the last instruction starting strictly before `addr`.
-    pub fn insn_before(&self, addr: u64) -> Option<usize> {
-        let i = match self.rel(addr) {
-            Ok(r) => self.offs.partition_point(|&o| o < r),
-            Err(false) => 0,
-            Err(true) => self.offs.len(),
-        };
-        i.checked_sub(1)
-    }
-
-    /// Address of the instruction following the one at `idx`
-    /// (`InstructionPointer::advance`).
-    pub fn next_addr(&self, idx: usize) -> Option<u64> {
-        (idx + 1 < self.len()).then(|| self.addr(idx + 1))
-    }
-
     /// Iterates `(address, size, kind)` in address order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (u64, u8, InsnKind)> + '_ {
         (0..self.len()).map(|i| (self.addr(i), self.sizes[i], self.kinds[i]))
-    }
-
-    /// llvm-profgen's TextSections: `addr` lies in a non-empty executable section.
-    pub fn in_text_section(&self, addr: u64) -> bool {
-        self.text_sections
-            .iter()
-            .any(|&(s, e)| addr >= s && addr < e)
     }
 
     /// (start, end) of the executable sections.

@@ -178,25 +178,6 @@ impl<'a> Symbolizer<'a> {
         }
     }
 
-    /// Convenience: `frames` into a fresh vector.
-    pub fn frames_vec(&self, addr: u64) -> Vec<Frame> {
-        let mut v = Vec::new();
-        self.frames(addr, &mut v);
-        v
-    }
-
-    /// Builds every unit's inline tree and line table now, in parallel, so
-    /// later `frames` calls only search.
-    pub fn preload(&self) {
-        (0..self.ctx.units.len())
-            .into_par_iter()
-            .filter(|&i| self.ctx.units[i].is_compile)
-            .for_each(|i| {
-                self.ctx.tree(i);
-                self.ctx.lines(i);
-            });
-    }
-
     fn func_index(&self) -> &FuncIndex {
         self.funcs.get_or_init(|| self.build_func_index())
     }
@@ -212,20 +193,6 @@ impl<'a> Symbolizer<'a> {
     /// Functions by name, each with all its ranges (llvm-profgen's BinaryFunctions).
     pub fn functions(&self) -> &[Function] {
         &self.func_index().functions
-    }
-
-    /// llvm-profgen's `findFuncRangeForStartAddr`.
-    pub fn func_range_starting_at(&self, addr: u64) -> Option<&FuncRange> {
-        let r = self.function_ranges();
-        r.binary_search_by_key(&addr, |f| f.start)
-            .ok()
-            .map(|i| &r[i])
-    }
-
-    /// llvm-profgen's `findFuncRange`: the range (by start) at or before
-    /// `addr` if `addr` is below its end.
-    pub fn func_range_containing(&self, addr: u64) -> Option<&FuncRange> {
-        find_containing(self.function_ranges(), addr).map(|i| &self.function_ranges()[i])
     }
 
     fn build_func_index(&self) -> FuncIndex {

@@ -54,18 +54,6 @@ impl InsnKind {
             InsnKind::CondBranch | InsnKind::Jump | InsnKind::IndirectJump
         )
     }
-    /// Membership in llvm-profgen's UncondBranchAddrSet: calls, returns and
-    /// direct unconditional jumps.
-    pub fn is_uncond_transfer(self) -> bool {
-        matches!(
-            self,
-            InsnKind::Call | InsnKind::IndirectCall | InsnKind::Return | InsnKind::Jump
-        )
-    }
-    /// llvm-profgen's `addressIsTransfer`: branch, return or call.
-    pub fn is_transfer(self) -> bool {
-        self.is_call() || self.is_return() || self.is_branch()
-    }
 }
 
 /// One decoded instruction as the architecture decoder reports it.
