@@ -69,7 +69,7 @@ pub enum CompareOutcome {
     Complete {
         session: i64,
         ending: Ending,
-        analysis: BenchmarkAnalysis,
+        analysis: Box<BenchmarkAnalysis>,
     },
     /// The stop flag was set; the finished runs are in the store.
     Interrupted {
@@ -85,7 +85,7 @@ pub enum CompareError {
     #[error("{0}")]
     Request(String),
     #[error(transparent)]
-    Counters(CounterError),
+    Counters(Box<CounterError>),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("compare stopped: the results store could not be written: {0}")]
@@ -93,19 +93,19 @@ pub enum CompareError {
     /// A command failed or could not be started; the finished runs are kept.
     #[error("{source}\n({finished} finished run(s) are kept in {}; `kfdo report --store {}` shows them)", store.display(), store.display())]
     Command {
-        source: RunError,
+        source: Box<RunError>,
         finished: usize,
         store: PathBuf,
     },
     #[error("{finished} finished run(s) are kept in {}; `kfdo report --store {}` shows them: {source}", store.display(), store.display())]
     Runner {
-        source: RunError,
+        source: Box<RunError>,
         finished: usize,
         store: PathBuf,
     },
     #[error("counters failed; the timed runs are kept in {}: {source}", store.display())]
     Counting {
-        source: CounterError,
+        source: Box<CounterError>,
         store: PathBuf,
     },
     #[error("cannot write the JSON verdict: {0}")]
@@ -123,7 +123,7 @@ impl StopRule {
     ) -> Result<StopRule, String> {
         match (runs, ci_target) {
             (_, Some(pct)) => {
-                if !(pct > 0.0) {
+                if pct.is_nan() || pct <= 0.0 {
                     return Err(format!(
                         "--ci-target {pct}: give a positive percentage, e.g. --ci-target 1"
                     ));
@@ -190,7 +190,7 @@ pub fn compare(
     check(req)?;
     let mut trials =
         CommandTrials::new(&req.variants, &req.plan).map_err(|e| CompareError::Runner {
-            source: e,
+            source: Box::new(e),
             finished: 0,
             store: req.store.clone(),
         })?;
@@ -214,7 +214,8 @@ pub fn compare_trials(
         .clone()
         .unwrap_or_else(|| default_benchmark(&variants[0].command));
     // Pick the counter source up front, so a bad choice fails before any run.
-    let (source, mut notes) = counters::select(req.counters).map_err(CompareError::Counters)?;
+    let (source, mut notes) =
+        counters::select(req.counters).map_err(|e| CompareError::Counters(Box::new(e)))?;
     for n in &notes {
         on_event(CompareEvent::CounterNote(n));
     }
@@ -305,12 +306,12 @@ pub fn compare_trials(
             let store = req.store.clone();
             return Err(match e {
                 RunError::Failed { .. } | RunError::Spawn { .. } => CompareError::Command {
-                    source: e,
+                    source: Box::new(e),
                     finished,
                     store,
                 },
                 other => CompareError::Runner {
-                    source: other,
+                    source: Box::new(other),
                     finished,
                     store,
                 },
@@ -367,7 +368,7 @@ pub fn compare_trials(
                 Err(source) => {
                     store.finish_session(session, "failed")?;
                     return Err(CompareError::Counting {
-                        source,
+                        source: Box::new(source),
                         store: req.store.clone(),
                     });
                 }
@@ -391,7 +392,7 @@ pub fn compare_trials(
     Ok(CompareOutcome::Complete {
         session,
         ending,
-        analysis,
+        analysis: Box::new(analysis),
     })
 }
 

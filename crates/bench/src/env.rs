@@ -219,7 +219,7 @@ pub fn other_load_warning(busy_s: f64, ours_s: f64, wall_s: f64, cpus: usize) ->
     }
     let other = (busy_s - ours_s).max(0.0);
     let share = other / (wall_s * cpus.max(1) as f64);
-    (share > 0.10).then(|| Warning::OtherLoad {
+    (share > 0.10).then_some(Warning::OtherLoad {
         share_pct: share * 100.0,
         cpu_s: other,
         wall_s,

@@ -88,7 +88,7 @@ pub fn summarize(xs: &[f64]) -> Summary {
 /// Geometric mean of positive values (e.g. ratios across benchmarks).
 /// NaN when empty or when any value is not positive.
 pub fn geometric_mean(xs: &[f64]) -> f64 {
-    if xs.is_empty() || xs.iter().any(|&x| !(x > 0.0)) {
+    if xs.is_empty() || xs.iter().any(|&x| x.is_nan() || x <= 0.0) {
         return f64::NAN;
     }
     (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp()

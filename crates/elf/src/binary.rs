@@ -155,7 +155,7 @@ impl Binary {
                     };
                     if s.offset
                         .checked_add(s.filesz)
-                        .map_or(true, |e| e > bytes.len() as u64)
+                        .is_none_or(|e| e > bytes.len() as u64)
                     {
                         return Err(malformed(format!(
                             "PT_LOAD at file offset {:#x} (+{:#x}) extends past the end of the file ({:#x} bytes)",

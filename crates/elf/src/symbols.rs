@@ -111,7 +111,7 @@ impl Symbols {
             .filter(|s| s.section.is_some());
         let mut best: Option<&Symbol> = None;
         for s in hits {
-            if best.map_or(true, |b| s.global && !b.global) {
+            if best.is_none_or(|b| s.global && !b.global) {
                 best = Some(s);
             }
         }

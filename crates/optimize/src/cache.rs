@@ -250,7 +250,13 @@ mod tests {
         let out = d.path().join("bin");
         std::fs::write(&out, b"one").unwrap();
         let done = cache
-            .save("build x", "k1", &[out.clone()], serde_json::json!({}), 1.0)
+            .save(
+                "build x",
+                "k1",
+                std::slice::from_ref(&out),
+                serde_json::json!({}),
+                1.0,
+            )
             .unwrap();
         assert_eq!(done.hash_of(&out), content_hash(&out).unwrap());
         assert!(cache.lookup("build x", "k1").unwrap().cached);

@@ -90,7 +90,7 @@ impl Ctx {
             .add("command", &cmd)
             .add("tools", &self.tool_ids)
             .finish();
-        let done = self.step("prepare", key, &[prep.clone()], |log| {
+        let done = self.step("prepare", key, std::slice::from_ref(&prep), |log| {
             fresh_dir(&prep)?;
             log.run(
                 Command::new("sh")
@@ -137,7 +137,7 @@ impl Ctx {
             .add("ldflags", &ldflags)
             .add("profile", profile_hash)
             .finish();
-        let done = self.step(&step, key, &[binary.clone()], |log| {
+        let done = self.step(&step, key, std::slice::from_ref(&binary), |log| {
             fresh_dir(&dir)?;
             log.run(
                 Command::new("sh")

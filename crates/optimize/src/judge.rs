@@ -62,59 +62,64 @@ impl Ctx {
                 .add("command", &b.command)
                 .add("runs", self.runs(b).to_string());
         }
-        self.step("benchmark", key.finish(), &[db.clone()], |log| {
-            fresh_dir(&dir)?;
-            let cwd = dir.join("cwd");
-            std::fs::create_dir_all(&cwd)?;
-            // The machine is left alone while it runs: no stop flag but the process's.
-            let never = AtomicBool::new(false);
-            for bench in &r.benches {
-                let template = r.expand_recipe(&bench.command);
-                let req = CompareRequest {
-                    variants: builds
-                        .iter()
-                        .map(|(v, b)| kfdo_bench::runner::Variant {
-                            flags: Some(format!("CFLAGS={} LDFLAGS={}", b.cflags, b.ldflags)),
-                            ..kfdo_bench::runner::Variant::from_template(
-                                v.name(),
-                                &template,
-                                &b.binary,
-                            )
-                        })
-                        .collect(),
-                    benchmark: Some(bench.name.clone()),
-                    plan: Plan {
-                        cwd: Some(cwd.clone()),
-                        env: vec![("RECIPE".into(), r.dir.display().to_string())],
-                        ..Plan::new(1, StopRule::Fixed(self.runs(bench)))
-                    },
-                    counters,
-                    store: db.clone(),
-                    json: Some(dir.join(format!("{}.json", bench.name))),
-                };
-                log.note(&format!("benchmark '{}': {}", bench.name, bench.command));
-                let outcome = kfdo_bench::compare::compare(&req, &never, &mut |ev| match ev {
-                    CompareEvent::CounterNote(n) => log.say(&format!("counters: {n}")),
-                    CompareEvent::Run { variant, run } => log.say(&format!(
-                        "run {} of '{variant}': {:.3} s",
-                        run.index + 1,
-                        run.wall_s
-                    )),
-                    CompareEvent::Counting { variant, source } => {
-                        log.say(&format!("counting '{variant}' with {source}"))
-                    }
-                    _ => {}
-                })
-                .map_err(|e| log.failed(e))?;
-                if let CompareOutcome::Complete { analysis, .. } = outcome {
-                    log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
-                    for w in &analysis.warnings {
-                        log.say(&format!("warning: {w}"));
+        self.step(
+            "benchmark",
+            key.finish(),
+            std::slice::from_ref(&db),
+            |log| {
+                fresh_dir(&dir)?;
+                let cwd = dir.join("cwd");
+                std::fs::create_dir_all(&cwd)?;
+                // The machine is left alone while it runs: no stop flag but the process's.
+                let never = AtomicBool::new(false);
+                for bench in &r.benches {
+                    let template = r.expand_recipe(&bench.command);
+                    let req = CompareRequest {
+                        variants: builds
+                            .iter()
+                            .map(|(v, b)| kfdo_bench::runner::Variant {
+                                flags: Some(format!("CFLAGS={} LDFLAGS={}", b.cflags, b.ldflags)),
+                                ..kfdo_bench::runner::Variant::from_template(
+                                    v.name(),
+                                    &template,
+                                    &b.binary,
+                                )
+                            })
+                            .collect(),
+                        benchmark: Some(bench.name.clone()),
+                        plan: Plan {
+                            cwd: Some(cwd.clone()),
+                            env: vec![("RECIPE".into(), r.dir.display().to_string())],
+                            ..Plan::new(1, StopRule::Fixed(self.runs(bench)))
+                        },
+                        counters,
+                        store: db.clone(),
+                        json: Some(dir.join(format!("{}.json", bench.name))),
+                    };
+                    log.note(&format!("benchmark '{}': {}", bench.name, bench.command));
+                    let outcome = kfdo_bench::compare::compare(&req, &never, &mut |ev| match ev {
+                        CompareEvent::CounterNote(n) => log.say(&format!("counters: {n}")),
+                        CompareEvent::Run { variant, run } => log.say(&format!(
+                            "run {} of '{variant}': {:.3} s",
+                            run.index + 1,
+                            run.wall_s
+                        )),
+                        CompareEvent::Counting { variant, source } => {
+                            log.say(&format!("counting '{variant}' with {source}"))
+                        }
+                        _ => {}
+                    })
+                    .map_err(|e| log.failed(e))?;
+                    if let CompareOutcome::Complete { analysis, .. } = outcome {
+                        log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
+                        for w in &analysis.warnings {
+                            log.say(&format!("warning: {w}"));
+                        }
                     }
                 }
-            }
-            Ok(serde_json::json!({}))
-        })?;
+                Ok(serde_json::json!({}))
+            },
+        )?;
         Ok(db)
     }
 
@@ -137,44 +142,54 @@ impl Ctx {
                 .add("binary", &h.binary.hash)
                 .add("perf.data", &h.perf_hash);
         }
-        self.step("report", key.finish(), &[index.clone()], |log| {
-            fresh_dir(&dir)?;
-            let store = dir.join("kfdo.db");
-            std::fs::copy(db, &store)?;
-            for h in heat {
-                let png = dir.join(format!("heat-{}.png", crate::cache::file_name(&h.label)));
-                let label = format!("{}: {} ({}, training run)", r.name, h.label, r.build.binary);
-                let req = kfdo_bench::heatmap::HeatmapRequest {
-                    store: Some(store.clone()),
-                    label: Some(label),
-                    ..kfdo_bench::heatmap::HeatmapRequest::new(&h.binary.binary, &h.perf_data, &png)
-                };
-                let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
+        self.step(
+            "report",
+            key.finish(),
+            std::slice::from_ref(&index),
+            |log| {
+                fresh_dir(&dir)?;
+                let store = dir.join("kfdo.db");
+                std::fs::copy(db, &store)?;
+                for h in heat {
+                    let png = dir.join(format!("heat-{}.png", crate::cache::file_name(&h.label)));
+                    let label =
+                        format!("{}: {} ({}, training run)", r.name, h.label, r.build.binary);
+                    let req = kfdo_bench::heatmap::HeatmapRequest {
+                        store: Some(store.clone()),
+                        label: Some(label),
+                        ..kfdo_bench::heatmap::HeatmapRequest::new(
+                            &h.binary.binary,
+                            &h.perf_data,
+                            &png,
+                        )
+                    };
+                    let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
+                    log.say(&format!(
+                        "{}: {} of {} samples in text; hot text span ({:.0} %): {} bytes",
+                        map.label,
+                        map.samples_in_text,
+                        map.samples_total,
+                        map.span.fraction * 100.0,
+                        map.span.bytes
+                    ));
+                }
+                let done = kfdo_bench::report::write::write_report(
+                    &kfdo_bench::report::write::ReportRequest {
+                        store: store.clone(),
+                        output: dir.clone(),
+                        title: format!("kfdo optimize: {}", r.name),
+                        json: None,
+                    },
+                )
+                .map_err(|e| log.failed(e))?;
                 log.say(&format!(
-                    "{}: {} of {} samples in text; hot text span ({:.0} %): {} bytes",
-                    map.label,
-                    map.samples_in_text,
-                    map.samples_total,
-                    map.span.fraction * 100.0,
-                    map.span.bytes
+                    "wrote {} and {}",
+                    done.index.display(),
+                    done.markdown.display()
                 ));
-            }
-            let done = kfdo_bench::report::write::write_report(
-                &kfdo_bench::report::write::ReportRequest {
-                    store: store.clone(),
-                    output: dir.clone(),
-                    title: format!("kfdo optimize: {}", r.name),
-                    json: None,
-                },
-            )
-            .map_err(|e| log.failed(e))?;
-            log.say(&format!(
-                "wrote {} and {}",
-                done.index.display(),
-                done.markdown.display()
-            ));
-            Ok(serde_json::json!({}))
-        })?;
+                Ok(serde_json::json!({}))
+            },
+        )?;
         Ok(dir)
     }
 }

@@ -56,7 +56,7 @@ impl Ctx {
         if let Some(p) = self.opts.period {
             key = key.add("period", p.to_string());
         }
-        let done = self.step(&step, key.finish(), &[perf_data.clone()], |log| {
+        let done = self.step(&step, key.finish(), std::slice::from_ref(&perf_data), |log| {
             fresh_dir(&dir)?;
             let run = dir.join("cwd");
             std::fs::create_dir_all(&run)?;
@@ -121,7 +121,7 @@ impl Ctx {
             .add("ip-only", rec.ip_only.to_string())
             .add("kfdo", &self.kfdo_hash)
             .finish();
-        let done = self.step("profile kfdo", key, &[out.clone()], |log| {
+        let done = self.step("profile kfdo", key, std::slice::from_ref(&out), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
             let req = kfdo_convert::ProfileRequest {
                 ip_only: rec.ip_only,
@@ -171,30 +171,35 @@ impl Ctx {
                 crate::ctx::tool_identity(&[&self.opts.profgen, "perf"])?,
             )
             .finish();
-        let done = self.step("profile llvm-profgen", key, &[out.clone()], |log| {
-            std::fs::create_dir_all(out.parent().unwrap())?;
-            let fields = if rec.ip_only { "ip" } else { "ip,brstack" };
-            log.run(
-                Command::new("perf")
-                    .args(["script", "-F", fields, "--show-mmap-events", "-i"])
-                    .arg(&rec.perf_data),
-                Stdout::File(&script),
-            )?;
-            let mut cmd = Command::new(&self.opts.profgen);
-            cmd.arg("--binary")
-                .arg(&built.binary)
-                .arg("--perfscript")
-                .arg(&script)
-                .arg("-o")
-                .arg(&out);
-            if rec.ip_only {
-                cmd.arg("--leading-ip-only");
-            }
-            log.run(&mut cmd, Stdout::Log)?;
-            // The text is large and only an intermediate.
-            let _ = std::fs::remove_file(&script);
-            Ok(serde_json::json!({}))
-        })?;
+        let done = self.step(
+            "profile llvm-profgen",
+            key,
+            std::slice::from_ref(&out),
+            |log| {
+                std::fs::create_dir_all(out.parent().unwrap())?;
+                let fields = if rec.ip_only { "ip" } else { "ip,brstack" };
+                log.run(
+                    Command::new("perf")
+                        .args(["script", "-F", fields, "--show-mmap-events", "-i"])
+                        .arg(&rec.perf_data),
+                    Stdout::File(&script),
+                )?;
+                let mut cmd = Command::new(&self.opts.profgen);
+                cmd.arg("--binary")
+                    .arg(&built.binary)
+                    .arg("--perfscript")
+                    .arg(&script)
+                    .arg("-o")
+                    .arg(&out);
+                if rec.ip_only {
+                    cmd.arg("--leading-ip-only");
+                }
+                log.run(&mut cmd, Stdout::Log)?;
+                // The text is large and only an intermediate.
+                let _ = std::fs::remove_file(&script);
+                Ok(serde_json::json!({}))
+            },
+        )?;
         Ok(ProfileFile {
             hash: done.hash_of(&out).to_string(),
             path: out,
@@ -213,7 +218,7 @@ impl Ctx {
             .add("workload", &r.train.command)
             .add("tools", crate::ctx::tool_identity(&[&self.opts.profdata])?)
             .finish();
-        let done = self.step("train ifdo", key, &[out.clone()], |log| {
+        let done = self.step("train ifdo", key, std::slice::from_ref(&out), |log| {
             fresh_dir(&dir)?;
             let raw = dir.join("raw");
             let run = dir.join("cwd");

@@ -231,7 +231,7 @@ fn record_machine(
     method: Option<Method>,
     say: &mut dyn FnMut(&str),
 ) -> Result<Recorded, Error> {
-    if !(seconds > 0.0) {
+    if seconds.is_nan() || seconds <= 0.0 {
         return Err(Error::Request("--duration must be positive".into()));
     }
     let caps = Capabilities::detect();

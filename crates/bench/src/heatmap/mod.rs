@@ -477,7 +477,7 @@ mod tests {
     fn hot_span_synthetic() {
         // 900 samples in one 64-byte line, 50 + 50 spread over two far lines:
         // 90 % is reached by the hot line alone.
-        let mut v = vec![(0x1000u64, 900u64), (0x8000, 50), (0x9000, 50)];
+        let mut v = [(0x1000u64, 900u64), (0x8000, 50), (0x9000, 50)];
         let s = hot_text_span(v.iter().copied(), 64, 0.9);
         assert_eq!((s.lines, s.bytes, s.total_samples), (1, 64, 1000));
         assert_eq!((s.extent_lo, s.extent_hi), (0x1000, 0x1040));

@@ -102,7 +102,7 @@ pub fn fmt_count(v: f64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -148,7 +148,7 @@ pub fn fmt_counter_cell(index: usize, base: Option<f64>, value: Option<f64>) -> 
 
 /// "2.01× faster" / "1.05× slower" for a time ratio new / base.
 pub fn fmt_speed(ratio: f64) -> String {
-    if !(ratio > 0.0) || !ratio.is_finite() {
+    if ratio.is_nan() || ratio <= 0.0 || !ratio.is_finite() {
         "–".into()
     } else if ratio <= 1.0 {
         format!("{:.2}× faster", 1.0 / ratio)
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(fmt_count(295987538935.0), "295,987,538,935");
         assert_eq!(fmt_count(12.0), "12");
         assert_eq!(fmt_time(0.0123), "12.30 ms");
-        assert_eq!(fmt_pct(-3.14), "\u{2212}3.1 %");
+        assert_eq!(fmt_pct(-3.24), "\u{2212}3.2 %");
         assert_eq!(fmt_speed(0.5), "2.00× faster");
     }
 }

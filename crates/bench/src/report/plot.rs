@@ -16,7 +16,8 @@ pub const PALETTE: [&str; 8] = [
 
 /// "Nice" tick positions covering [lo, hi].
 pub fn ticks(lo: f64, hi: f64, want: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    // NaN fails every comparison: `hi <= lo` alone would let it through.
+    if hi.is_nan() || lo.is_nan() || hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
     let raw = (hi - lo) / want.max(1) as f64;

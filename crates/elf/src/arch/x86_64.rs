@@ -153,9 +153,12 @@ mod tests {
         );
     }
 
+    /// Bytes, and the (offset, length) of each instruction decoded from them.
+    type Case<'a> = (&'a [u8], &'a [(u64, u8)]);
+
     #[test]
     fn lock_and_xrelease_are_separate_instructions_like_llvm() {
-        let cases: &[(&[u8], &[(u64, u8)])] = &[
+        let cases: &[Case] = &[
             // lock decq (%rax): "lock" (1) + "decq (%rax)" (3)
             (&[0xf0, 0x48, 0xff, 0x08], &[(0, 1), (1, 3)]),
             // xrelease lock addl $1,(%rax)

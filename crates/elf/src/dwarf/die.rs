@@ -64,9 +64,9 @@ impl<'a> DieAttrs<'a> {
         unit: &gimli::Unit<R<'a>>,
         out: &mut Vec<(u64, u64)>,
     ) -> gimli::Result<()> {
-        if let Some(low) = self.low_pc.clone() {
+        if let Some(low) = self.low_pc {
             if let Some(low) = ctx.dwarf.attr_address(unit, low)? {
-                let high = match self.high_pc.clone() {
+                let high = match self.high_pc {
                     Some(v @ (AttributeValue::Addr(_) | AttributeValue::DebugAddrIndex(_))) => {
                         ctx.dwarf.attr_address(unit, v)?
                     }
@@ -79,7 +79,7 @@ impl<'a> DieAttrs<'a> {
                 }
             }
         }
-        if let Some(v) = self.ranges.clone() {
+        if let Some(v) = self.ranges {
             if let Some(mut iter) = ctx.dwarf.attr_ranges(unit, v)? {
                 while let Some(r) = iter.next()? {
                     out.push((r.begin, r.end));
@@ -124,7 +124,7 @@ impl<'a> DwarfCtx<'a> {
     }
 
     fn string(&self, ui: usize, v: &Option<AttributeValue<R<'a>>>) -> Option<&'a [u8]> {
-        let v = v.clone()?;
+        let v = (*v)?;
         self.dwarf
             .attr_string(&self.units[ui].unit, v)
             .ok()
