@@ -13,4 +13,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
   . "$HOME/.cargo/env"
 fi
+# Formatting and lints first: cheap, and they fail fast.
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    echo "test.sh: installing the $component component"
+    rustup component add "$component"
+  fi
+done
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --release --workspace "$@"

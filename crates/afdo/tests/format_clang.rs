@@ -104,8 +104,7 @@ fn summary_field(ir: &str, key: &str) -> Option<u64> {
 
 #[test]
 fn clang_uses_kfdo_profiles() {
-    if !have(CLANG) {
-        eprintln!("skipped: {CLANG} not installed");
+    if !kfdo_testkit::require_tools(&[CLANG]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

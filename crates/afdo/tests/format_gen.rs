@@ -162,14 +162,6 @@ pub fn hand_profile() -> Profile {
     p
 }
 
-pub fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// Run a command, panic with its stderr on failure, return stdout.
 pub fn run(cmd: &mut Command) -> Vec<u8> {
     let out = cmd

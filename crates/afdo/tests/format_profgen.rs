@@ -70,11 +70,8 @@ fn disassemble(bin: &Path, func: &str) -> Vec<Insn> {
 
 #[test]
 fn reads_and_rewrites_llvm_profgen_output() {
-    for tool in ["clang-19", "llvm-profgen-19", "llvm-objdump-19"] {
-        if !have(tool) {
-            eprintln!("skipped: {tool} not installed");
-            return;
-        }
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-profgen-19", "llvm-objdump-19"]) {
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -124,8 +124,7 @@ fn check(p: &Profile, what: &str) {
 
 #[test]
 fn hand_built_profile_matches_llvm_profdata() {
-    if !have(PROFDATA) {
-        eprintln!("skipped: {PROFDATA} not installed");
+    if !kfdo_testkit::require_tools(&[PROFDATA]) {
         return;
     }
     check(&hand_profile(), "hand-built");
@@ -133,8 +132,7 @@ fn hand_built_profile_matches_llvm_profdata() {
 
 #[test]
 fn random_profiles_match_llvm_profdata() {
-    if !have(PROFDATA) {
-        eprintln!("skipped: {PROFDATA} not installed");
+    if !kfdo_testkit::require_tools(&[PROFDATA]) {
         return;
     }
     for seed in 1..=40u64 {
@@ -145,8 +143,7 @@ fn random_profiles_match_llvm_profdata() {
 
 #[test]
 fn empty_profile_matches_llvm_profdata() {
-    if !have(PROFDATA) {
-        eprintln!("skipped: {PROFDATA} not installed");
+    if !kfdo_testkit::require_tools(&[PROFDATA]) {
         return;
     }
     check(&Profile::new(), "empty");

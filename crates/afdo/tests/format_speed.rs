@@ -79,7 +79,7 @@ fn measure(what: &str, p: &Profile) {
         t.len() / 1024,
         e.len() / 1024
     );
-    if have("llvm-profdata-19") {
+    if kfdo_testkit::require_tools(&["llvm-profdata-19"]) {
         let dir = tempfile::tempdir().unwrap();
         let tp = write_file(dir.path(), "p.txt", &t);
         let ep = write_file(dir.path(), "p.extbinary", &e);

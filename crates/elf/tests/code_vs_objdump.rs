@@ -126,7 +126,7 @@ fn check(src: &str, flags: &[&str]) {
 
 #[test]
 fn c_program_matches_objdump() {
-    if !have_tools(&["clang-19", "llvm-objdump-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-objdump-19"]) {
         return;
     }
     check("interp.c", &["-O2", "-g"]);
@@ -134,7 +134,7 @@ fn c_program_matches_objdump() {
 
 #[test]
 fn cxx_program_matches_objdump() {
-    if !have_tools(&["clang++-19", "llvm-objdump-19"]) {
+    if !kfdo_testkit::require_tools(&["clang++-19", "llvm-objdump-19"]) {
         return;
     }
     check("containers.cpp", &["-O2", "-g"]);

@@ -92,7 +92,7 @@ fn check(path: &std::path::Path, expect_pie: bool, expect_type: &str) {
 
 #[test]
 fn pie_non_pie_and_shared_library() {
-    if !have_tools(&["clang-19", "llvm-readelf-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-readelf-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

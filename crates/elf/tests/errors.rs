@@ -51,7 +51,7 @@ fn garbage_after_magic() {
 
 #[test]
 fn truncated_elf_every_length_never_panics() {
-    if !have_tools(&["clang-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +90,7 @@ fn truncated_elf_every_length_never_panics() {
 
 #[test]
 fn corrupted_debug_info_never_panics() {
-    if !have_tools(&["clang-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -139,7 +139,7 @@ fn corrupted_debug_info_never_panics() {
 
 #[test]
 fn no_debug_info() {
-    if !have_tools(&["clang-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -158,7 +158,7 @@ fn no_debug_info() {
 
 #[test]
 fn separate_and_split_debug_info_are_reported() {
-    if !have_tools(&["clang-19", "llvm-objcopy-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-objcopy-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -199,7 +199,7 @@ fn separate_and_split_debug_info_are_reported() {
 
 #[test]
 fn stripped_binary_has_no_code_like_llvm_profgen() {
-    if !have_tools(&["clang-19", "llvm-objcopy-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-objcopy-19"]) {
         return;
     }
     // llvm-profgen disassembles from .symtab symbols only; a fully stripped

@@ -138,7 +138,7 @@ fn check_against_llvm_profgen(bin_path: &Path) {
 }
 
 fn variant(src: &str, out: &str, extra: &[&str]) {
-    if !have_tools(&["clang-19", "llvm-symbolizer-19", "llvm-profgen-19"]) {
+    if !kfdo_testkit::require_tools(&["clang-19", "llvm-symbolizer-19", "llvm-profgen-19"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -8,18 +8,14 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use common::{build, kfdo, run_ok};
 
 const INPUT: &str = "1000000";
 
 fn have_qemu() -> bool {
-    Command::new("qemu-x86_64")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    kfdo_testkit::require_tools(&["qemu-x86_64"])
 }
 
 fn builds(dir: &Path) -> (PathBuf, PathBuf) {
@@ -82,7 +78,6 @@ fn compare(
 #[test]
 fn lz_o0_vs_o2_emulated_counters_are_deterministic_and_reach_the_report() {
     if !have_qemu() {
-        eprintln!("skipped: qemu-x86_64 is not installed (apt-get install qemu-user)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -177,7 +172,6 @@ fn lz_o0_vs_o2_emulated_counters_are_deterministic_and_reach_the_report() {
 #[test]
 fn shell_syntax_is_refused_with_the_reason() {
     if !have_qemu() {
-        eprintln!("skipped: qemu-x86_64 is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -206,7 +200,6 @@ fn shell_syntax_is_refused_with_the_reason() {
 #[test]
 fn counts_with_stdin_closed() {
     if !have_qemu() {
-        eprintln!("skipped: qemu-x86_64 is not installed");
         return;
     }
     use std::os::unix::process::CommandExt;

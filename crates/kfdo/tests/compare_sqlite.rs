@@ -35,10 +35,16 @@ fn fetch_sqlite_source() -> Option<PathBuf> {
         .expect("bash");
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        if std::env::var_os("KFDO_OFFLINE").is_some() {
-            eprintln!(
-                "KFDO_OFFLINE set and the sqlite3 source could not be fetched: skipping\n{err}"
-            );
+        // KFDO_OFFLINE lets a machine without the network skip it; where tests must
+        // run (CI), kfdo-testkit fails it instead.
+        let offline = std::env::var_os("KFDO_OFFLINE").is_some();
+        if offline
+            && !kfdo_testkit::require(
+                false,
+                &format!("KFDO_OFFLINE is set and the sqlite3 source could not be fetched:\n{err}"),
+                "connect to deb.debian.org, or unset KFDO_OFFLINE",
+            )
+        {
             return None;
         }
         panic!("scripts/fetch-debian-source.sh sqlite3 failed (no network? set KFDO_OFFLINE=1 to skip):\n{err}");

@@ -11,11 +11,12 @@
 //!   `llvm-profgen-19 --kernel --binary vmlinux --perfscript <perf script> --format=text`
 //!   give equal profiles.
 //!
-//! The kernel build takes minutes, so these tests are skipped (with a message on stderr)
-//! unless the kernel is already cached (`${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`
-//! holds bzImage, vmlinux and initramfs.cpio.gz) or `KFDO_KERNEL_TESTS=1` is set, which
-//! builds it (`scripts/kernel-build.sh`: apt-get install linux-source-6.1 if missing, then
-//! about 10 CPU-minutes: 5 min on 2 idle cores, 18 min measured on a shared machine).
+//! The kernel build takes minutes: on a developer's machine these tests are skipped (with a
+//! message on stderr) unless the kernel is already cached (`${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`
+//! holds bzImage, vmlinux and initramfs.cpio.gz) or `KFDO_KERNEL_TESTS=1` is set; in CI
+//! (`CI=true`, `KFDO_REQUIRE_TOOLS=1`) the kernel is always built (kfdo-testkit's
+//! `test_kernel`: `scripts/kernel-build.sh`, apt-get install linux-source-6.1 if missing,
+//! then about 10 CPU-minutes: 5 min on 2 idle cores, 18 min measured on a shared machine).
 //! Either way the script runs first; with a cache it only checks that nothing changed
 //! (under a second). Boot + record of the 100-round workload: about 3 s.
 
@@ -31,43 +32,14 @@ struct Kernel {
     initrd: PathBuf,
 }
 
-fn cache_dir() -> PathBuf {
-    match std::env::var_os("KFDO_KERNEL_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kfdo/kernel")
-        }
-    }
-}
-
-/// The cached kernel (built or refreshed by the script), or None to skip.
+/// The cached kernel (built or refreshed by the script; see kfdo-testkit), or None to skip.
 fn kernel() -> Option<Kernel> {
-    let dir = cache_dir();
-    let k = Kernel {
+    let dir = kfdo_testkit::test_kernel()?;
+    Some(Kernel {
         bzimage: dir.join("bzImage"),
         vmlinux: dir.join("vmlinux"),
         initrd: dir.join("initramfs.cpio.gz"),
-    };
-    let cached = k.bzimage.is_file() && k.vmlinux.is_file() && k.initrd.is_file();
-    let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
-    if !cached && !asked {
-        eprintln!(
-            "record_kernel: SKIPPED: no cached kernel in {} (build it with scripts/kernel-build.sh, \
-             or set KFDO_KERNEL_TESTS=1 to build it from this test; 5 min of 2 idle cores, ~18 min on a busy machine)",
-            dir.display()
-        );
-        return None;
-    }
-    let out = run_ok(
-        Command::new(repo_root().join("scripts/kernel-build.sh")).env("KFDO_KERNEL_CACHE", &dir),
-    );
-    let printed = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert_eq!(
-        Path::new(&printed),
-        dir,
-        "kernel-build.sh printed another cache directory"
-    );
-    Some(k)
+    })
 }
 
 struct Recorded {

@@ -1,30 +1,14 @@
 //! `record_system` through the library: filters (kernel / user / all), `nokaslr`, and a
 //! wrong vmlinux. Uses the kernel that `scripts/kernel-build.sh` caches in
-//! `${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`; skipped (with a message) when it is not
-//! there. (`crates/kfdo/tests/record_kernel.rs` builds it with `KFDO_KERNEL_TESTS=1`.)
+//! `${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`; on a developer's machine skipped (with
+//! a message) when it is not there, in CI built (kfdo-testkit's `test_kernel`).
 
 use kfdo_record::{record_system, Filter, KernelElf, SystemConfig};
 use std::path::PathBuf;
 
+/// The cached test kernel (kfdo-testkit: built in CI, skipped elsewhere without a cache).
 fn cache() -> Option<PathBuf> {
-    let dir = match std::env::var_os("KFDO_KERNEL_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kfdo/kernel")
-        }
-    };
-    if ["bzImage", "vmlinux", "initramfs.cpio.gz"]
-        .iter()
-        .all(|f| dir.join(f).is_file())
-    {
-        Some(dir)
-    } else {
-        eprintln!(
-            "record_system: SKIPPED: no cached kernel in {} (run scripts/kernel-build.sh)",
-            dir.display()
-        );
-        None
-    }
+    kfdo_testkit::test_kernel()
 }
 
 fn config(dir: &std::path::Path, out: &std::path::Path, filter: Filter) -> SystemConfig {

@@ -507,14 +507,14 @@ mod tests {
         assert_eq!(emulated_counters(&file)[5].name, "kernel instructions");
     }
 
-    /// A real run under QEMU (skipped where qemu-x86_64 is missing): the
+    /// A real run under QEMU (kfdo-testkit decides when qemu-x86_64 is missing): the
     /// counts are deterministic and the program's output does not leak.
     #[test]
     fn counts_a_real_program_deterministically() {
-        let Ok(src) = Emulated::probe() else {
-            eprintln!("skipped: qemu-x86_64 is not installed");
+        if !kfdo_testkit::require_tools(&["qemu-x86_64"]) {
             return;
-        };
+        }
+        let src = Emulated::probe().unwrap();
         let plan = runner::Plan {
             shell: runner::Shell::None,
             ..runner::Plan::new(0, runner::StopRule::Fixed(1))
@@ -548,10 +548,10 @@ mod tests {
     /// one the same way, and a run on its own matches the direct (no shell) count.
     #[test]
     fn a_template_with_shell_syntax_sums_every_run_of_the_program() {
-        let Ok(src) = Emulated::probe() else {
-            eprintln!("skipped: qemu-x86_64 is not installed");
+        if !kfdo_testkit::require_tools(&["qemu-x86_64"]) {
             return;
-        };
+        }
+        let src = Emulated::probe().unwrap();
         let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
         let echo = std::path::Path::new("/bin/echo");
         let count = |template: &str| {

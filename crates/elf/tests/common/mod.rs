@@ -8,29 +8,6 @@ use std::process::{Command, Stdio};
 
 pub const PROGRAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs");
 
-/// `Some(path)` if `name` runs; tests print a note and pass when a reference
-/// tool is missing, so the crate still tests on a machine without LLVM 19.
-pub fn tool(name: &str) -> Option<PathBuf> {
-    let ok = Command::new(name)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    ok.then(|| PathBuf::from(name))
-}
-
-pub fn have_tools(names: &[&str]) -> bool {
-    for n in names {
-        if tool(n).is_none() {
-            eprintln!("note: {n} not found; skipping this test");
-            return false;
-        }
-    }
-    true
-}
-
 /// Compiles `src` (relative to tests/programs) with clang-19/clang++-19.
 pub fn build(dir: &Path, src: &str, out: &str, flags: &[&str]) -> PathBuf {
     let cxx = src.ends_with(".cpp");

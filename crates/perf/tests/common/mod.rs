@@ -7,17 +7,11 @@ use std::process::{Command, Stdio};
 
 use kfdo_perf::{consts, Mode, PerfData, Record};
 
-/// The events to record with, or `None` (with the reason printed) when perf is absent or
-/// not permitted. perf is installed by scripts/install-deps.sh; only its absence skips.
+/// The events to record with, or `None` when perf is absent or not permitted (kfdo-testkit
+/// decides: skipped on a developer's machine, a failure in CI).
 pub fn perf_events() -> Option<(&'static str, &'static str)> {
-    match Command::new("perf").arg("--version").output() {
-        Ok(o) if o.status.success() => {}
-        _ => {
-            eprintln!(
-                "SKIP: `perf` is not installed (scripts/install-deps.sh installs linux-perf)"
-            );
-            return None;
-        }
+    if !kfdo_testkit::require_tools(&["perf"]) {
+        return None;
     }
     let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
@@ -34,7 +28,11 @@ pub fn perf_events() -> Option<(&'static str, &'static str)> {
         // Unprivileged users may still sample their own user space.
         Some(("cpu-clock:u", "cpu-clock:u,task-clock:u"))
     } else {
-        eprintln!("SKIP: kernel.perf_event_paranoid is {paranoid} and we are not root; run `sysctl kernel.perf_event_paranoid=1`");
+        kfdo_testkit::require(
+            false,
+            &format!("kernel.perf_event_paranoid is {paranoid} and this is not root"),
+            "run `sysctl kernel.perf_event_paranoid=1`",
+        );
         None
     }
 }
