@@ -30,18 +30,9 @@ esac
 cache="${2:-${KFDO_SOURCE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kfdo/debian-source}}"
 mirror="${KFDO_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 suite="${KFDO_DEBIAN_SUITE:-bookworm}"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-
-for tool in apt-get dpkg-source flock; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "fetch-debian-source: '$tool' not found (install: apt-get install dpkg-dev util-linux apt)" >&2
-    exit 1
-  fi
-done
-if [ ! -r "$keyring" ]; then
-  echo "fetch-debian-source: $keyring missing (install: apt-get install debian-archive-keyring)" >&2
-  exit 1
-fi
+# shellcheck source=lib/isolated-apt.sh
+. "$(dirname "$0")/lib/isolated-apt.sh"
+isolated_apt_check_tools dpkg-source flock
 
 mkdir -p "$cache"
 cache="$(cd "$cache" && pwd)"
@@ -57,37 +48,10 @@ if [ -f "$stamp" ]; then
   exit 0
 fi
 
-# The isolated apt root: its own sources list (deb-src only), lists, caches and
-# an empty dpkg status, so nothing here depends on or changes the system's apt.
+# The isolated apt root (deb-src only): nothing here depends on or changes the system's apt.
 aptroot="$cache/$suite/.apt"
-mkdir -p "$aptroot/etc/sources.list.d" "$aptroot/etc/preferences.d" \
-         "$aptroot/state/lists/partial" "$aptroot/cache/archives/partial"
-touch "$aptroot/state/status"
-cat >"$aptroot/etc/sources.list" <<EOF
-deb-src [signed-by=$keyring] $mirror $suite main
-EOF
-apt_opts=(
-  -o "Dir::Etc::SourceList=$aptroot/etc/sources.list"
-  -o "Dir::Etc::SourceParts=$aptroot/etc/sources.list.d"
-  -o "Dir::Etc::Preferences=$aptroot/etc/preferences"
-  -o "Dir::Etc::PreferencesParts=$aptroot/etc/preferences.d"
-  -o "Dir::State=$aptroot/state"
-  -o "Dir::State::Lists=$aptroot/state/lists"
-  -o "Dir::State::status=$aptroot/state/status"
-  -o "Dir::Cache=$aptroot/cache"
-  -o "Dir::Cache::pkgcache="
-  -o "Dir::Cache::srcpkgcache="
-  -o "APT::Sandbox::User=root"
-  -o "Debug::NoLocking=1"
-)
-
-# Refresh the index once a day at most.
-lists_stamp="$aptroot/state/.updated"
-if [ ! -f "$lists_stamp" ] || [ -n "$(find "$lists_stamp" -mmin +1440 2>/dev/null)" ]; then
-  echo "fetch-debian-source: updating the isolated index for $suite (deb-src $mirror)" >&2
-  apt-get "${apt_opts[@]}" -qq update >&2
-  touch "$lists_stamp"
-fi
+isolated_apt_setup "$aptroot" "deb-src [signed-by=$keyring] $mirror $suite main"
+isolated_apt_update "$aptroot"
 
 work="$(mktemp -d "$cache/$suite/.work-$pkg.XXXXXX")"
 trap 'rm -rf "$work"' EXIT

@@ -10,7 +10,8 @@
 #   initramfs.cpio.gz   /init = tests/kernel/workload.c built static
 #
 # Idempotent: the kernel is rebuilt only when the config recipe below (or the source tarball)
-# changes; the initramfs only when the workload source changes.
+# changes; the initramfs only when the workload source changes. Safe to run concurrently
+# (one flock per cache directory).
 # Sources: Debian's linux-source-6.1 (apt-get install -y linux-source-6.1), or
 # KFDO_KERNEL_SRC=/path/to/linux-source.tar.xz.
 set -euo pipefail
@@ -20,6 +21,9 @@ tarball=${KFDO_KERNEL_SRC:-/usr/src/linux-source-6.1.tar.xz}
 jobs=${KFDO_KERNEL_JOBS:-$(nproc)}
 mkdir -p "$cache"
 log() { echo "kernel-build: $*" >&2; }
+# One build at a time per cache (tests and scripts may run it side by side).
+exec 9>"$cache/.lock"
+flock 9
 
 if [ ! -f "$tarball" ]; then
     log "no kernel source at $tarball; installing linux-source-6.1"

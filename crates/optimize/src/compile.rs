@@ -8,8 +8,6 @@ use crate::cache::{content_hash, Key};
 use crate::ctx::{fresh_dir, Ctx};
 use crate::exec::Stdout;
 
-/// The Debian source fetcher, embedded so an installed kfdo needs no checkout.
-const FETCH_DEBIAN_SOURCE: &str = include_str!("../../../scripts/fetch-debian-source.sh");
 
 /// The source tree and what identifies its content, for downstream keys.
 pub struct Sources {
@@ -43,7 +41,7 @@ impl Ctx {
         let pkg = r.source.debian.clone().unwrap_or_default();
         let key = Key::new("source")
             .add("debian", &pkg)
-            .add("fetcher", FETCH_DEBIAN_SOURCE)
+            .add("fetcher", crate::scripts::identity("fetch-debian-source.sh"))
             .finish();
         // The unpacked tree lives in a shared cache outside the output
         // directory; if it went away, fetch again.
@@ -53,9 +51,9 @@ impl Ctx {
                 _ => self.cache.forget("source"),
             }
         }
-        let script = self.dir(".kfdo/fetch-debian-source.sh");
+
         let done = self.step("source", key, &[], |log| {
-            std::fs::write(&script, FETCH_DEBIAN_SOURCE)?;
+            let script = crate::scripts::write(&self.opts.out, "fetch-debian-source.sh")?;
             let out = log.run(Command::new("bash").arg(&script).arg(&pkg), Stdout::Capture)?;
             let src = out.lines().last().unwrap_or("").trim().to_string();
             if !Path::new(&src).is_dir() {

@@ -21,6 +21,7 @@ pub mod judge;
 pub mod pipeline;
 pub mod progress;
 pub mod recipe;
+pub mod scripts;
 pub mod summary;
 pub mod train;
 pub mod variant;
