@@ -8,7 +8,6 @@ use crate::cache::{content_hash, Key};
 use crate::ctx::{fresh_dir, Ctx};
 use crate::exec::Stdout;
 
-
 /// The source tree and what identifies its content, for downstream keys.
 pub struct Sources {
     pub src: PathBuf,
@@ -41,7 +40,10 @@ impl Ctx {
         let pkg = r.source.debian.clone().unwrap_or_default();
         let key = Key::new("source")
             .add("debian", &pkg)
-            .add("fetcher", crate::scripts::identity("fetch-debian-source.sh"))
+            .add(
+                "fetcher",
+                crate::scripts::identity("fetch-debian-source.sh"),
+            )
             .finish();
         // The unpacked tree lives in a shared cache outside the output
         // directory; if it went away, fetch again.
