@@ -9,6 +9,8 @@ pub struct Config {
     pub depth: usize,
     pub counters: bool,
     pub system: bool,
+    /// Record only between the guest's window markers (`window=markers`).
+    pub window: bool,
     /// `FILTER_ALL`, `FILTER_USER` or `FILTER_KERNEL` (by source and target address).
     pub filter: u8,
     pub exe: Vec<u8>,
@@ -47,6 +49,7 @@ impl Config {
             depth: 32,
             counters: false,
             system,
+            window: false,
             filter: if system { FILTER_ALL } else { FILTER_USER } as u8,
             exe: Vec::new(),
             l1i_size: 32 * 1024,
@@ -75,6 +78,13 @@ impl Config {
                     _ => return Err(bad("depth")),
                 },
                 b"counters" => c.counters = vs == "1" || vs == "on" || vs == "true",
+                b"window" => {
+                    c.window = match vs.as_str() {
+                        "whole" => false,
+                        "markers" => true,
+                        _ => return Err(bad("window")),
+                    }
+                }
                 b"filter" => {
                     c.filter = match vs.as_str() {
                         "all" => FILTER_ALL,
@@ -137,6 +147,7 @@ mod tests {
         let (c, out) = parse(false, &["out=/tmp/x,y"]).unwrap();
         assert_eq!(out, b"/tmp/x,y");
         assert_eq!((c.period, c.depth, c.counters), (10007, 32, false));
+        assert!(!c.window);
         assert_eq!(c.filter as u32, FILTER_USER);
         assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (32768, 8, 64));
         assert_eq!((c.itlb_entries, c.itlb_page), (64, 4096));
@@ -158,12 +169,14 @@ mod tests {
                 "exe=/bin/true",
                 "l1i=65536:4:128",
                 "itlb=128:0x200000",
+                "window=markers",
             ],
         )
         .unwrap();
         assert_eq!((c.period, c.depth, c.counters), (1009, 1024, true));
         assert_eq!(c.filter as u32, FILTER_KERNEL);
         assert_eq!(c.exe, b"/bin/true");
+        assert!(c.window);
         assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (65536, 4, 128));
         assert_eq!((c.itlb_entries, c.itlb_page), (128, 0x200000));
         for on in ["1", "on", "true"] {
@@ -203,6 +216,10 @@ mod tests {
             "vlbr: bad argument itlb=4097:4096\n"
         );
         assert_eq!(err(&["out=o", "itlb=64"]), "vlbr: bad argument itlb=64\n");
+        assert_eq!(
+            err(&["out=o", "window=boot"]),
+            "vlbr: bad argument window=boot\n"
+        );
         assert_eq!(
             err(&["out=o", "speed=9"]),
             "vlbr: unknown argument speed=9\n"

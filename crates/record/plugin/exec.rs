@@ -111,6 +111,16 @@ fn push(v: &mut Vcpu, from: u64, to: u64) {
     }
 }
 
+/// The first block of a user-mode program whose measurement window is closed: it only
+/// sends the program's mappings [its start].
+pub extern "C" fn on_tb_exec_first(vcpu_index: c_uint, ud: *mut c_void) {
+    if let Some(v) = vcpu(vcpu_index) {
+        if v.need_ids {
+            first_in_thread(v, ud as u64);
+        }
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn first_in_thread(v: &mut Vcpu, start: u64) {

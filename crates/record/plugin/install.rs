@@ -10,6 +10,7 @@ use super::stream_write;
 use super::syscalls;
 use super::translate;
 use super::vcpu::init_vcpu0;
+use super::window;
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -54,14 +55,20 @@ pub unsafe extern "C" fn qemu_plugin_install(
     stream_write::flush(&mut hdr);
     // SAFETY: once, here, before any callback is registered.
     unsafe { init_vcpu0() };
-    let id = PluginId::from_install(id);
+    window::init(id);
+    register_callbacks(PluginId::from_install(id));
+    0
+}
+
+/// Every callback the plugin runs on: at install, and again after each reset the
+/// measurement window asks for (`window.rs`), which unregisters them all.
+pub fn register_callbacks(id: PluginId) {
     id.on_tb_trans(translate::on_tb_trans);
     id.on_vcpu_init(lifecycle::on_vcpu_init);
     id.on_vcpu_exit(lifecycle::on_vcpu_exit);
-    if !system {
+    if !config::cfg().system {
         id.on_syscall(syscalls::on_syscall);
         id.on_syscall_ret(syscalls::on_syscall_ret);
     }
     id.on_exit(lifecycle::on_exit);
-    0
 }

@@ -39,6 +39,8 @@
 //!   kinds), `word.rs` (the one word a block leaves for the next), `desc.rs` (blocks that
 //!   need more than a word), `exec.rs` (the execution callbacks, the hot path),
 //!   `filter.rs` (user / kernel side of an address);
+//! - the measurement window (`window=markers`): `window.rs` (instrument only between
+//!   the guest's start and stop markers, by resetting the plugin at each marker);
 //! - per vCPU: `vcpu.rs` (its state), `ring.rs` (the branch stack and sampling period),
 //!   `counts.rs` and `cache_model.rs` (counters, L1i / iTLB model);
 //! - output: `stream_format.rs` (shared with the reader), `stream_encode.rs` (records),
@@ -72,4 +74,5 @@ mod stream_write;
 mod syscalls;
 mod translate;
 mod vcpu;
+mod window;
 mod word;

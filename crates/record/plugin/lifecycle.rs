@@ -7,6 +7,7 @@ use super::libc_api::{getpid, getppid, gettid, now_ns};
 use super::qemu_api::qemu_plugin_id_t;
 use super::stream_encode;
 use super::stream_write::{flush, write_failed};
+use super::translate;
 use super::vcpu::{for_each_vcpu, vcpu, Vcpu, DONE_COUNTS};
 use super::word::THREAD_START;
 use std::ffi::{c_uint, c_void};
@@ -79,6 +80,11 @@ pub extern "C" fn on_exit(_id: qemu_plugin_id_t, _ud: *mut c_void) {
     } else {
         (getpid(), getppid(), gettid())
     };
+    if cfg().system {
+        if let Some(lowest) = translate::lowest_kernel_text() {
+            stream_encode::kernel_text(&mut tail, lowest);
+        }
+    }
     stream_encode::exit(&mut tail, now_ns(), pid, ppid, tid, write_failed());
     if pid == ROOT_PID.load(Relaxed) || cfg().system {
         stream_encode::end(&mut tail, pid);

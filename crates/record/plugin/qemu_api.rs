@@ -43,6 +43,7 @@ pub type UdataCb = extern "C" fn(qemu_plugin_id_t, *mut c_void);
 pub type SyscallCb =
     extern "C" fn(qemu_plugin_id_t, c_uint, i64, u64, u64, u64, u64, u64, u64, u64, u64);
 pub type SyscallRetCb = extern "C" fn(qemu_plugin_id_t, c_uint, i64, i64);
+pub type SimpleCb = extern "C" fn(qemu_plugin_id_t);
 
 extern "C" {
     fn qemu_plugin_register_vcpu_tb_trans_cb(id: qemu_plugin_id_t, cb: TbTransCb);
@@ -57,6 +58,13 @@ extern "C" {
     fn qemu_plugin_register_vcpu_syscall_cb(id: qemu_plugin_id_t, cb: SyscallCb);
     fn qemu_plugin_register_vcpu_syscall_ret_cb(id: qemu_plugin_id_t, cb: SyscallRetCb);
     fn qemu_plugin_register_atexit_cb(id: qemu_plugin_id_t, cb: UdataCb, userdata: *mut c_void);
+    fn qemu_plugin_register_vcpu_insn_exec_cb(
+        insn: *mut qemu_plugin_insn,
+        cb: VcpuUdataCb,
+        flags: c_int,
+        userdata: *mut c_void,
+    );
+    fn qemu_plugin_reset(id: qemu_plugin_id_t, cb: SimpleCb);
     fn qemu_plugin_tb_n_insns(tb: *const qemu_plugin_tb) -> usize;
     fn qemu_plugin_tb_vaddr(tb: *const qemu_plugin_tb) -> u64;
     fn qemu_plugin_tb_get_insn(tb: *const qemu_plugin_tb, idx: usize) -> *mut qemu_plugin_insn;
@@ -128,6 +136,14 @@ impl PluginId {
     pub fn on_syscall_ret(self, cb: SyscallRetCb) {
         // SAFETY: see above.
         unsafe { qemu_plugin_register_vcpu_syscall_ret_cb(self.0, cb) }
+    }
+    /// Unregisters every callback and drops every translated block (so that no block
+    /// keeps the old instrumentation), then calls `cb`, which registers what should run
+    /// from now on. QEMU does this at a safe point, with every vCPU stopped; a second
+    /// request while one is under way is ignored.
+    pub fn reset(self, cb: SimpleCb) {
+        // SAFETY: see above.
+        unsafe { qemu_plugin_reset(self.0, cb) }
     }
     /// `cb` runs once when the emulation ends (its `udata` is null).
     pub fn on_exit(self, cb: UdataCb) {
@@ -213,6 +229,19 @@ impl<'a> Insn<'a> {
     pub fn vaddr(&self) -> u64 {
         // SAFETY: `raw` is a valid instruction during the callback.
         unsafe { qemu_plugin_insn_vaddr(self.raw) }
+    }
+    /// Has QEMU call `cb(vcpu_index, udata)` every time the instruction runs (before it).
+    pub fn on_exec(&self, cb: VcpuUdataCb, udata: u64) {
+        // SAFETY: `raw` is an instruction of the block being translated, valid during the
+        // callback; `cb` has the declared signature; `udata` is handed back unread.
+        unsafe {
+            qemu_plugin_register_vcpu_insn_exec_cb(
+                self.raw,
+                cb,
+                QEMU_PLUGIN_CB_NO_REGS,
+                udata as *mut c_void,
+            )
+        }
     }
     /// The host address of the instruction's code (user mode), 0 where QEMU has none.
     pub fn haddr(&self) -> u64 {

@@ -134,6 +134,22 @@ pub fn info(b: &mut Vec<u8>, guest_base: u64, first_pc: u64) {
     end_record(b, at);
 }
 
+/// The measurement window opened (`open`) or closed.
+pub fn window(b: &mut Vec<u8>, time: u64, open: bool) {
+    let at = begin_record(b, REC_WINDOW);
+    put_u64(b, time);
+    put_u32(b, open as u32);
+    put_u32(b, 0);
+    end_record(b, at);
+}
+
+/// The lowest kernel-text address executed (system mode).
+pub fn kernel_text(b: &mut Vec<u8>, lowest: u64) {
+    let at = begin_record(b, REC_KERNEL_TEXT);
+    put_u64(b, lowest);
+    end_record(b, at);
+}
+
 /// The root process finished cleanly: the stream is complete.
 pub fn end(b: &mut Vec<u8>, pid: i32) {
     let at = begin_record(b, REC_END);
@@ -248,6 +264,12 @@ mod tests {
             (Box::new(|b| info(b, 1, 2)), REC_INFO, INFO_LEN),
             (Box::new(|b| end(b, 2)), REC_END, END_LEN),
             (Box::new(|b| exec(b, 1, 2, 3)), REC_EXEC, EXEC_LEN),
+            (Box::new(|b| window(b, 1, true)), REC_WINDOW, WINDOW_LEN),
+            (
+                Box::new(|b| kernel_text(b, 1)),
+                REC_KERNEL_TEXT,
+                KERNEL_TEXT_LEN,
+            ),
         ];
         for (write, ty, len) in cases {
             let mut b = Vec::new();

@@ -21,6 +21,10 @@
 //! - `REC_INFO`: guest base u64 (host - guest address), first executed pc u64.
 //! - `REC_END`: pid (the root process finished cleanly).
 //! - `REC_EXEC`: time u64, pid, tid.
+//! - `REC_WINDOW`: time u64, open u32 (1: the guest's start marker opened the measurement
+//!   window, 0: its stop marker closed it), 0 u32. Only with `window=markers`.
+//! - `REC_KERNEL_TEXT`: the lowest address of kernel text (`KERNEL_TEXT_LO..KERNEL_TEXT_HI`)
+//!   the guest executed u64, boot included (system mode, at the end).
 
 // Each side uses only part of this file (the plugin does not decode the header, the
 // reader does not encode it).
@@ -41,6 +45,8 @@ pub const REC_COUNTERS: u32 = 6;
 pub const REC_INFO: u32 = 7;
 pub const REC_END: u32 = 8;
 pub const REC_EXEC: u32 = 9;
+pub const REC_WINDOW: u32 = 10;
+pub const REC_KERNEL_TEXT: u32 = 11;
 
 /// Payload lengths; `SAMPLE_LEN` and `MMAP_LEN` are the fixed parts before the branches
 /// and the path.
@@ -55,6 +61,37 @@ pub const COUNTERS_LEN: usize = 8 + 2 * COUNTER_FIELDS * 8;
 pub const INFO_LEN: usize = 16;
 pub const END_LEN: usize = 4;
 pub const EXEC_LEN: usize = 16;
+pub const WINDOW_LEN: usize = 16;
+pub const KERNEL_TEXT_LEN: usize = 8;
+
+/// Where x86-64 maps the kernel image, KASLR or not (`__START_KERNEL_map` and the 1 GiB
+/// image size that ends at the modules area).
+pub const KERNEL_TEXT_LO: u64 = 0xffff_ffff_8000_0000;
+pub const KERNEL_TEXT_HI: u64 = 0xffff_ffff_c000_0000;
+
+/// The window markers (`crates/record/markers/kfdo_markers.h`): two 9-byte NOPs,
+/// `nopw 0x2b44464b(%rax,%rax,1)` (start) and `nopw 0x2d44464b(%rax,%rax,1)` (stop); the
+/// displacement spells "KFD+" / "KFD-", which no compiler emits as padding.
+pub const MARKER_START: [u8; 9] = [0x66, 0x0f, 0x1f, 0x84, 0x00, 0x4b, 0x46, 0x44, 0x2b];
+pub const MARKER_STOP: [u8; 9] = [0x66, 0x0f, 0x1f, 0x84, 0x00, 0x4b, 0x46, 0x44, 0x2d];
+
+/// Which window marker an instruction is, if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Start,
+    Stop,
+}
+
+/// The marker an instruction's bytes are, if they are one.
+pub fn marker_of(insn: &[u8]) -> Option<Marker> {
+    if insn == MARKER_START {
+        Some(Marker::Start)
+    } else if insn == MARKER_STOP {
+        Some(Marker::Stop)
+    } else {
+        None
+    }
+}
 
 /// MMAP record flag: the mapping was read from the host's /proc/self/maps (QEMU mapped
 /// the program and its ELF interpreter itself), not seen in a guest `mmap` call.
@@ -115,6 +152,18 @@ impl Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markers_are_recognised_by_their_exact_bytes() {
+        assert_eq!(marker_of(&MARKER_START), Some(Marker::Start));
+        assert_eq!(marker_of(&MARKER_STOP), Some(Marker::Stop));
+        // The same NOP with another displacement is padding, not a marker.
+        let mut pad = MARKER_START;
+        pad[8] = 0x00;
+        assert_eq!(marker_of(&pad), None);
+        assert_eq!(marker_of(&MARKER_START[..8]), None);
+        assert_eq!(marker_of(&[0x90]), None);
+    }
 
     #[test]
     fn header_round_trip_and_layout() {

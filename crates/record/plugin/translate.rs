@@ -7,12 +7,25 @@ use super::classify::{can_branch, classify, K_COND, K_NONE};
 use super::config::cfg;
 use super::desc::{alloc_desc, Desc};
 use super::exec::{
-    on_tb_exec_desc, on_tb_exec_fast, FAST_END_NONE, FAST_PACKED, FAST_PACKED_SELF, FAST_SILENT,
+    on_tb_exec_desc, on_tb_exec_first, on_tb_exec_fast, FAST_END_NONE, FAST_PACKED, FAST_PACKED_SELF, FAST_SILENT,
 };
 use super::filter::side_kept;
 use super::guest_maps;
 use super::qemu_api::{qemu_plugin_id_t, qemu_plugin_tb, Tb, VcpuUdataCb};
+use super::stream_format::{marker_of, KERNEL_TEXT_HI, KERNEL_TEXT_LO};
+use super::window;
 use super::word::{pack, NO_BRANCH};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The lowest kernel-text address of a translated block (system mode), boot included:
+/// the recorder places the kernel (its KASLR shift) from it.
+static LOWEST_KERNEL_TEXT: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The lowest kernel-text address the guest executed, if any.
+pub fn lowest_kernel_text() -> Option<u64> {
+    let a = LOWEST_KERNEL_TEXT.load(Relaxed);
+    (a != u64::MAX).then_some(a)
+}
 
 pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     // SAFETY: QEMU passes the block it is translating; `tb` is used only in this call.
@@ -22,6 +35,27 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         return;
     }
     let start = tb.vaddr();
+    let c = cfg();
+    if c.system && (KERNEL_TEXT_LO..KERNEL_TEXT_HI).contains(&start) {
+        LOWEST_KERNEL_TEXT.fetch_min(start, Relaxed);
+    }
+    if c.window && !window::is_open() {
+        // Only the markers are instrumented while the window is closed, and in user
+        // mode the very first block, which sends the program's mappings.
+        let first = !c.system && guest_maps::guest_base_unknown();
+        for (i, insn) in tb.insns().enumerate() {
+            if let Some(m) = marker_of(insn.bytes()) {
+                window::watch(&insn, m);
+            }
+            if first && i == 0 && insn.haddr() != 0 {
+                guest_maps::set_guest_base(insn.haddr(), insn.vaddr());
+            }
+        }
+        if first {
+            tb.on_exec(on_tb_exec_first, start);
+        }
+        return;
+    }
     let mut has_lock = false;
     let mut first_is_lock = false;
     let mut last = start;
@@ -32,13 +66,18 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         let size = bytes.len();
         let va = insn.vaddr();
         let (k, lock) = classify(&bytes[..size.min(16)]);
+        if c.window {
+            if let Some(m) = marker_of(bytes) {
+                window::watch(&insn, m);
+            }
+        }
         if lock {
             has_lock = true;
             if i == 0 {
                 first_is_lock = true;
             }
         }
-        if i == 0 && guest_maps::guest_base_unknown() && !cfg().system {
+        if i == 0 && guest_maps::guest_base_unknown() && !c.system {
             let h = insn.haddr();
             if h != 0 {
                 guest_maps::set_guest_base(h, va);
@@ -50,7 +89,6 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
             kind = k;
         }
     }
-    let c = cfg();
     let branches = can_branch(kind, c.system);
     let kept = side_kept(c.filter, start);
     // The word a fast callback leaves; None sends the block down the slow path.

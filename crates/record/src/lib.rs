@@ -25,7 +25,7 @@ pub use emulated::system::{
     kernel_command_line, record_system, Filter, KernelElf, SystemConfig, SystemOutcome,
 };
 pub use emulated::user::record_user;
-pub use emulated::{RecordConfig, RecordOutcome, DEFAULT_DEPTH, DEFAULT_PERIOD};
+pub use emulated::{RecordConfig, RecordOutcome, Window, DEFAULT_DEPTH, DEFAULT_PERIOD};
 pub use request::{record, KernelBoot, RecordRequest, Recorded, SystemScope, Target};
 pub use stdio::{ChildSetup, StdStream, StdioPlan};
 

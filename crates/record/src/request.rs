@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::emulated::counters::CacheModel;
 use crate::emulated::system::{record_system, Filter, SystemConfig, SystemOutcome};
 use crate::emulated::user::record_user;
-use crate::emulated::{RecordConfig, RecordOutcome};
+use crate::emulated::{RecordConfig, RecordOutcome, Window};
 use crate::hardware::{self, Capabilities, Method, Scope};
 use crate::stdio::ChildSetup;
 use crate::Error;
@@ -74,6 +74,8 @@ pub struct RecordRequest {
     /// Ignore Ctrl-C and forward SIGTERM to the program while it runs, as `perf record`
     /// does (command-line use; a library caller handling signals leaves it off).
     pub handle_signals: bool,
+    /// The whole run, or only the guest's marked windows (emulated methods).
+    pub window: Window,
 }
 
 impl RecordRequest {
@@ -88,6 +90,7 @@ impl RecordRequest {
             qemu: None,
             child: ChildSetup::default(),
             handle_signals: false,
+            window: Window::Whole,
         }
     }
 }
@@ -161,6 +164,11 @@ pub fn record(req: &RecordRequest, say: &mut dyn FnMut(&str)) -> Result<Recorded
     }
     match &req.target {
         Target::EmulatedKernel(boot) => record_kernel(req, boot).map(Recorded::Kernel),
+        Target::System { .. } if req.window == Window::Markers => Err(Error::Request(
+            "--window markers needs the emulated method; --system records this machine \
+                 with hardware perf"
+                .into(),
+        )),
         Target::System {
             seconds,
             scope,
@@ -176,6 +184,11 @@ pub fn record(req: &RecordRequest, say: &mut dyn FnMut(&str)) -> Result<Recorded
             let caps = Capabilities::detect();
             match choose_method(&caps, *method, say)? {
                 Method::Emulated => record_emulated(req, argv).map(Recorded::Emulated),
+                m if req.window == Window::Markers => Err(Error::Request(format!(
+                    "--window markers needs the emulated method (the plugin sees the \
+                     markers); {} records the whole run: add --method emulated",
+                    m.name()
+                ))),
                 m => {
                     let cmd = hardware::perf_record_command(
                         &caps,
@@ -221,6 +234,7 @@ fn record_emulated(req: &RecordRequest, argv: &[OsString]) -> Result<RecordOutco
     cfg.stdio = req.child.stdio.clone();
     cfg.env.extend(req.child.env.iter().cloned());
     cfg.cwd = req.child.cwd.clone();
+    cfg.window = req.window;
     record_user(&cfg)
 }
 
@@ -278,5 +292,6 @@ fn record_kernel(req: &RecordRequest, boot: &KernelBoot) -> Result<SystemOutcome
     cfg.qemu = boot.qemu_system.clone();
     cfg.filter = boot.filter;
     cfg.stdio = req.child.stdio.clone();
+    cfg.window = req.window;
     record_system(&cfg)
 }

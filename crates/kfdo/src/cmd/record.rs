@@ -72,9 +72,19 @@ pub struct Args {
     /// With --emulated-kernel: the vmlinux (with symbols) to name in the perf.data.
     #[arg(long, value_name = "VMLINUX")]
     vmlinux: Option<PathBuf>,
+    /// What to record: the whole run, or (emulated) only the windows the program marks
+    /// with KFDO_WINDOW_START / KFDO_WINDOW_STOP (crates/record/markers/kfdo_markers.h).
+    #[arg(long, value_enum, default_value = "whole")]
+    window: WindowArg,
     /// The command to record, after `--`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WindowArg {
+    Whole,
+    Markers,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -151,6 +161,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     req.cache = cache_model(&a)?;
     req.qemu = a.qemu.clone();
     req.handle_signals = true;
+    req.window = match a.window {
+        WindowArg::Whole => kfdo_record::Window::Whole,
+        WindowArg::Markers => kfdo_record::Window::Markers,
+    };
     let recorded = kfdo_record::record(&req, &mut |s| g.info(format!("kfdo record: {s}")))
         .map_err(|e| match &req.target {
             Target::Command { argv, .. }
@@ -209,11 +223,15 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
         out.processes,
         out.output.display()
     ));
+    if let Some(n) = out.windows {
+        g.info(format!("kfdo record: {n} measurement window(s) recorded"));
+    }
     if let Some(c) = &a.counters {
         g.info(format!("kfdo record: counters -> {}", c.display()));
     }
     if a.json {
         let j = serde_json::json!({
+            "windows": out.windows,
             "method": "emulated",
             "output": out.output,
             "exit_code": out.exit_code,
@@ -240,8 +258,12 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
         a.period,
         out.output.display()
     ));
+    if let Some(n) = out.windows {
+        g.info(format!("kfdo record: {n} measurement window(s) recorded"));
+    }
     if a.json {
         let j = serde_json::json!({
+            "windows": out.windows,
             "method": "emulated-kernel",
             "output": out.output,
             "samples": out.samples,

@@ -32,6 +32,40 @@ pub const DEFAULT_PERIOD: u64 = 10007;
 /// Branch records per sample, as Intel LBR on recent cores.
 pub const DEFAULT_DEPTH: u32 = 32;
 
+/// Which part of the run is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Window {
+    /// All of it.
+    #[default]
+    Whole,
+    /// Only between the guest's window markers (`KFDO_WINDOW_START` / `KFDO_WINDOW_STOP`
+    /// of `crates/record/markers/kfdo_markers.h`): samples and counters cover the measured
+    /// phase, not the start-up (or, for a kernel, the boot). Outside a window the guest
+    /// runs uninstrumented.
+    Markers,
+}
+
+impl Window {
+    /// The plugin's `window=` value.
+    pub(crate) fn plugin_value(self) -> &'static [u8] {
+        match self {
+            Window::Whole => b"whole",
+            Window::Markers => b"markers",
+        }
+    }
+}
+
+/// The error of a run with `Window::Markers` whose guest never opened a window.
+pub(crate) fn no_window(program: String) -> crate::Error {
+    crate::Error::Program {
+        program,
+        what: "recorded with --window markers, but the guest never opened a measurement \
+               window: mark the measured phase with KFDO_WINDOW_START / KFDO_WINDOW_STOP \
+               (crates/record/markers/kfdo_markers.h), or record the whole run"
+            .into(),
+    }
+}
+
 /// What to record, and how.
 #[derive(Debug, Clone)]
 pub struct RecordConfig {
@@ -62,6 +96,8 @@ pub struct RecordConfig {
     pub stdio: StdioPlan,
     /// The program's working directory (default: this process's).
     pub cwd: Option<PathBuf>,
+    /// The whole run, or only the guest's marked windows.
+    pub window: Window,
 }
 
 impl RecordConfig {
@@ -80,6 +116,7 @@ impl RecordConfig {
             handle_signals: false,
             stdio: StdioPlan::default(),
             cwd: None,
+            window: Window::Whole,
         }
     }
     pub fn args<I, S>(mut self, args: I) -> Self
@@ -130,4 +167,6 @@ pub struct RecordOutcome {
     pub counters: Option<CountersFile>,
     /// Things the user should know (a lost tail of the stream, a program that exec'd).
     pub warnings: Vec<String>,
+    /// Measurement windows the program opened (with `Window::Markers`).
+    pub windows: Option<usize>,
 }

@@ -32,6 +32,30 @@ mod word;
 
 use super::stream_format;
 
+/// The C header programs mark their windows with says the same bytes as the plugin.
+#[test]
+fn the_c_markers_are_the_plugins() {
+    let h = include_str!("../../markers/kfdo_markers.h");
+    let bytes_of = |name: &str| -> Vec<u8> {
+        let def = h
+            .split("#define ")
+            .find(|d| d.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in kfdo_markers.h"));
+        let list = def
+            .split(".byte ")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        list.split(',')
+            .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
+            .collect()
+    };
+    assert_eq!(bytes_of("KFDO_WINDOW_START"), stream_format::MARKER_START);
+    assert_eq!(bytes_of("KFDO_WINDOW_STOP"), stream_format::MARKER_STOP);
+}
+
 /// A stream written with the plugin's encoder, read back with the library's reader.
 mod round_trip {
     use super::counts::Counts;
@@ -101,6 +125,9 @@ mod round_trip {
         counts.itlb_miss = [2, 2];
         enc::counters(&mut b, 4242, &counts.by_side());
         enc::exec(&mut b, 14, 4242, 4243);
+        enc::window(&mut b, 16, true);
+        enc::window(&mut b, 17, false);
+        enc::kernel_text(&mut b, 0xffff_ffff_8100_0040);
         enc::exit(&mut b, 15, 4242, 1, 4242, true);
         enc::end(&mut b, 4242);
 
@@ -180,6 +207,16 @@ mod round_trip {
         }
         match ev.next() {
             Some(Event::Exec { time, pid, tid }) => assert_eq!((time, pid, tid), (14, 4242, 4243)),
+            other => panic!("{other:?}"),
+        }
+        for (at, opens) in [(16, true), (17, false)] {
+            match ev.next() {
+                Some(Event::Window { time, open }) => assert_eq!((time, open), (at, opens)),
+                other => panic!("{other:?}"),
+            }
+        }
+        match ev.next() {
+            Some(Event::KernelText { lowest }) => assert_eq!(lowest, 0xffff_ffff_8100_0040),
             other => panic!("{other:?}"),
         }
         match ev.next() {

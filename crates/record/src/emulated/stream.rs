@@ -120,6 +120,15 @@ pub enum Event<'a> {
     End {
         pid: i32,
     },
+    /// The measurement window opened (`open`) or closed (`window=markers`).
+    Window {
+        time: u64,
+        open: bool,
+    },
+    /// The lowest kernel-text address the guest executed (system mode).
+    KernelText {
+        lowest: u64,
+    },
     /// The guest called execve (the new image runs natively, unrecorded).
     Exec {
         time: u64,
@@ -328,6 +337,17 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
                 pid: le32(&p[8..]) as i32,
                 tid: le32(&p[12..]) as i32,
             }
+        }
+        REC_WINDOW => {
+            need(WINDOW_LEN)?;
+            Event::Window {
+                time: le64(p),
+                open: le32(&p[8..]) != 0,
+            }
+        }
+        REC_KERNEL_TEXT => {
+            need(KERNEL_TEXT_LEN)?;
+            Event::KernelText { lowest: le64(p) }
         }
         _ => Event::Unknown { ty },
     })

@@ -7,6 +7,7 @@ use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::emulated::user::Capture;
+use crate::emulated::Window;
 use crate::stdio::StdioPlan;
 use crate::{CacheModel, CountersFile, Error};
 use std::collections::HashMap;
@@ -41,6 +42,8 @@ pub struct SystemConfig {
     /// Where QEMU's output (the guest's serial console) and errors go; its stdin is
     /// always /dev/null.
     pub stdio: StdioPlan,
+    /// The whole boot, or only the windows the guest's workload marks.
+    pub window: Window,
 }
 
 impl SystemConfig {
@@ -60,6 +63,7 @@ impl SystemConfig {
             memory_mb: 256,
             timeout_s: 600,
             stdio: StdioPlan::default(),
+            window: Window::Whole,
         }
     }
 }
@@ -79,6 +83,8 @@ pub struct SystemOutcome {
     pub exit_status: Option<i32>,
     /// Wall time of the run.
     pub elapsed: Duration,
+    /// Measurement windows the guest opened (with `Window::Markers`).
+    pub windows: Option<usize>,
 }
 
 /// x86-64 KASLR moves the kernel by a multiple of CONFIG_PHYSICAL_ALIGN (2 MiB by default).
@@ -151,7 +157,8 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 Filter::User => b"user",
                 Filter::Kernel => b"kernel",
             },
-        );
+        )
+        .set("window", cfg.window.plugin_value());
     if cfg.counters.is_some() {
         popt = popt.counters(&cfg.cache);
     }
@@ -233,8 +240,12 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             "the capture stream was cut at byte {offset}; the samples before it are kept"
         ));
     }
+    if cfg.window == Window::Markers && cap.windows == 0 {
+        return Err(crate::emulated::no_window(cfg.kernel.display().to_string()));
+    }
 
-    // The kernel's runtime layout, from the recorded kernel addresses.
+    // The kernel's runtime layout, from the recorded kernel addresses and the lowest
+    // kernel text the guest executed (the boot's, which a window leaves out).
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut see = |a: u64| {
         if a >= KERNEL_HALF {
@@ -249,6 +260,11 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 see(f);
                 see(t);
             }
+        }
+    }
+    if lo <= hi {
+        if let Some(l) = cap.lowest_kernel_text {
+            lo = lo.min(l);
         }
     }
     let mut maps = Vec::new();
@@ -348,6 +364,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         kaslr_offset: kmap.map(|l| l.offset),
         exit_status: status.code(),
         elapsed: started.elapsed(),
+        windows: (cfg.window == Window::Markers).then_some(cap.windows),
     })
 }
 

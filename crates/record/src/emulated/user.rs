@@ -7,6 +7,7 @@ use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::program_file::{self, Problem, ProgramFile};
 use crate::emulated::stream::{Event, Stream, Tail};
+use crate::emulated::Window;
 use crate::{Error, RecordConfig, RecordOutcome};
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -62,7 +63,8 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .path("out", &stream_path)
         .number("period", cfg.period)
         .number("depth", cfg.depth as u64)
-        .path("exe", &launch.exe);
+        .path("exe", &launch.exe)
+        .set("window", cfg.window.plugin_value());
     if cfg.counters.is_some() {
         popt = popt.counters(&cfg.cache);
     }
@@ -123,6 +125,9 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
                 "QEMU exited with status {exit_code} before the program ran (see its message above)"
             ),
         });
+    }
+    if cfg.window == Window::Markers && cap.windows == 0 {
+        return Err(crate::emulated::no_window(launch.display.clone()));
     }
     let mut warnings = Vec::new();
     if let Tail::Truncated { offset } = cap.tail {
@@ -215,6 +220,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         output: cfg.output.clone(),
         counters,
         warnings,
+        windows: (cfg.window == Window::Markers).then_some(cap.windows),
     })
 }
 
@@ -249,6 +255,10 @@ pub(crate) struct Capture {
     pub ended: bool,
     pub write_failed: bool,
     pub execs: usize,
+    /// Measurement windows the guest opened (`window=markers`).
+    pub windows: usize,
+    /// The lowest kernel-text address executed (system mode).
+    pub lowest_kernel_text: Option<u64>,
     pub tail: Tail,
 }
 
@@ -265,6 +275,8 @@ impl Capture {
             ended: false,
             write_failed: false,
             execs: 0,
+            windows: 0,
+            lowest_kernel_text: None,
             tail: Tail::Clean,
         };
         let mut ev = stream.events();
@@ -315,6 +327,8 @@ impl Capture {
                 }
                 Event::End { .. } => c.ended = true,
                 Event::Exec { .. } => c.execs += 1,
+                Event::Window { open, .. } => c.windows += usize::from(open),
+                Event::KernelText { lowest } => c.lowest_kernel_text = Some(lowest),
                 Event::Unknown { .. } => {}
             }
         }
