@@ -187,6 +187,16 @@ pub fn compare(
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(CompareEvent<'_>),
 ) -> Result<CompareOutcome, CompareError> {
+    compare_with(req, stop, on_event, &SessionExtras::default())
+}
+
+/// [`compare`], with `extras` recorded in the session.
+pub(crate) fn compare_with(
+    req: &CompareRequest,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+    extras: &SessionExtras,
+) -> Result<CompareOutcome, CompareError> {
     check(req)?;
     let mut trials =
         CommandTrials::new(&req.variants, &req.plan).map_err(|e| CompareError::Runner {
@@ -194,7 +204,31 @@ pub fn compare(
             finished: 0,
             store: req.store.clone(),
         })?;
-    compare_trials(req, &mut trials, stop, on_event)
+    compare_trials_with(req, &mut trials, stop, on_event, extras)
+}
+
+/// What a caller adds to the session it starts, beside the machine and the plan: a
+/// tagged kernel run records the running kernel and its tag here.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionExtras {
+    /// Keys added to the session's environment JSON.
+    pub environment: Vec<(String, serde_json::Value)>,
+    /// Keys added to the session's settings JSON.
+    pub settings: Vec<(String, serde_json::Value)>,
+    /// Warnings stored with the session from its start.
+    pub notes: Vec<Warning>,
+}
+
+fn with_keys(
+    mut doc: serde_json::Value,
+    keys: &[(String, serde_json::Value)],
+) -> serde_json::Value {
+    if let Some(map) = doc.as_object_mut() {
+        for (k, v) in keys {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    doc
 }
 
 /// Runs a comparison whose runs `trials` makes (a kernel booted with a workload, say):
@@ -206,6 +240,17 @@ pub fn compare_trials(
     trials: &mut dyn Trials,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(CompareEvent<'_>),
+) -> Result<CompareOutcome, CompareError> {
+    compare_trials_with(req, trials, stop, on_event, &SessionExtras::default())
+}
+
+/// [`compare_trials`], with `extras` recorded in the session.
+pub(crate) fn compare_trials_with(
+    req: &CompareRequest,
+    trials: &mut dyn Trials,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+    extras: &SessionExtras,
 ) -> Result<CompareOutcome, CompareError> {
     check(req)?;
     let variants = &req.variants;
@@ -227,7 +272,14 @@ pub fn compare_trials(
         "counters": format!("{:?}", req.counters),
         "variants": variants,
     });
-    let session = store.begin_session(&benchmark, &environment, &settings)?;
+    let session = store.begin_session(
+        &benchmark,
+        &with_keys(
+            serde_json::to_value(&environment).unwrap_or_default(),
+            &extras.environment,
+        ),
+        &with_keys(settings, &extras.settings),
+    )?;
     let ids: Vec<i64> = variants
         .iter()
         .map(|v| store.variant(&benchmark, v))
@@ -241,6 +293,7 @@ pub fn compare_trials(
         variants: variants.len(),
         prior_runs: prior.iter().map(|p| p.len()).sum(),
     });
+    notes.extend(extras.notes.iter().cloned());
     notes.extend(env::setup_warnings(&environment));
     store.set_notes(session, &notes)?;
 

@@ -4,8 +4,10 @@
 //! HTML / Markdown / text reports and time x address heat maps.
 //!
 //! Three commands live here as typed calls: [`compare::compare`] (`kfdo
-//! compare`), [`report::write::write_report`] (`kfdo report`) and
-//! [`heatmap::make`] (`kfdo heatmap`). Everything a comparison warns about is
+//! compare`; with `--tag` / `--baseline-tag`, [`tagged::record_tag`] and
+//! [`tagged::compare_tags`]: kernels measured in separate boots),
+//! [`report::write::write_report`] (`kfdo report`) and [`heatmap::make`]
+//! (`kfdo heatmap`). Everything a comparison warns about is
 //! one [`Warning`].
 //!
 //! Layers look down only: `stats` knows nothing of processes, `runner` nothing
@@ -45,8 +47,10 @@ pub mod heatmap;
 pub mod metric;
 pub mod report;
 pub mod runner;
+pub mod running_kernel;
 pub mod stats;
 pub mod store;
+pub mod tagged;
 pub mod warning;
 
 pub use warning::Warning;

@@ -82,6 +82,26 @@ pub enum Warning {
     Counters {
         message: String,
     },
+    /// Two tags compared: their runs come from separate boots, not interleaved.
+    NotInterleaved {
+        baseline: String,
+        tag: String,
+    },
+    /// Two tags compared ran the same kernel build.
+    SameKernel {
+        baseline: String,
+        tag: String,
+        build_id: String,
+    },
+    /// A tagged session could not read the running kernel's build-id.
+    KernelBuildIdUnknown {
+        reason: String,
+    },
+    /// A tag holds runs of more than one kernel (added with `--force-tag`).
+    TagMixesKernels {
+        tag: String,
+        kernels: Vec<String>,
+    },
     /// A warning stored as plain text (stores written by earlier versions).
     Other {
         message: String,
@@ -181,6 +201,35 @@ impl std::fmt::Display for Warning {
             Warning::SessionFailed { session } => write!(
                 f,
                 "session {session} stopped on a failing command: its finished runs are included"
+            ),
+            Warning::NotInterleaved { baseline, tag } => write!(
+                f,
+                "not interleaved: '{baseline}' and '{tag}' were measured in separate boots, so \
+                 drift between the boots (temperature, clock, other load, what the boot left \
+                 cached) is not controlled and lands in the difference; record each tag again \
+                 after more reboots, alternating A, B, A, B (`--tag` adds a session each time)"
+            ),
+            Warning::SameKernel {
+                baseline,
+                tag,
+                build_id,
+            } => write!(
+                f,
+                "same kernel: '{baseline}' and '{tag}' ran the same kernel build (build-id \
+                 {build_id}), so the difference is boot-to-boot noise, not two kernels; boot the \
+                 other kernel before recording its tag"
+            ),
+            Warning::KernelBuildIdUnknown { reason } => write!(
+                f,
+                "the running kernel's build-id is unknown ({reason}); the tag names its kernel \
+                 by `uname -r` only, which two builds of one version share"
+            ),
+            Warning::TagMixesKernels { tag, kernels } => write!(
+                f,
+                "tag '{tag}' holds runs of {} kernels ({}), added with --force-tag: its numbers \
+                 mix them; record each kernel under its own tag",
+                kernels.len(),
+                kernels.join("; ")
             ),
             Warning::Counters { message } | Warning::Other { message } => f.write_str(message),
         }

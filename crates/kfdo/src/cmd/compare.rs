@@ -1,5 +1,7 @@
 //! `kfdo compare`: run commands interleaved, store every run, print the
-//! verdict with statistics and counters.
+//! verdict with statistics and counters. With `--tag`, measure the running kernel
+//! under a tag; with `--baseline-tag A --tag B`, judge two stored tags (kernels
+//! measured in separate boots).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +11,7 @@ use kfdo_bench::compare::{self, CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
 use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
+use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
 
 use crate::output::Global;
 
@@ -17,12 +20,29 @@ use crate::output::Global;
     after_help = "Examples:\n  kfdo compare --name O0 ./speedtest1-O0 --name O2 ./speedtest1-O2 --runs 10\n  \
                   kfdo compare 'make -s bench' 'make -s bench PGO=1' --ci-target 1 --max-runs 40 --counters cachegrind\n\n\
                   Runs are interleaved (A B, B A, A B, ...) after the warm-up. Every finished run is committed to the \
-                  store at once; Ctrl-C stops after keeping them (exit status 130). Run `kfdo report` for HTML/Markdown."
+                  store at once; Ctrl-C stops after keeping them (exit status 130). Run `kfdo report` for HTML/Markdown.\n\n\
+                  Kernels, one boot each (they cannot be interleaved):\n  \
+                  kfdo compare --tag A --store kernels.db -- ./workload      # booted into kernel A\n  \
+                  kfdo compare --tag B --store kernels.db -- ./workload      # after rebooting into B\n  \
+                  kfdo compare --store kernels.db --baseline-tag A --tag B   # runs nothing"
 )]
 pub struct Args {
     /// Commands to compare (run with `sh -c` unless --shell none); the first is the baseline.
-    #[arg(required = true, value_name = "CMD")]
+    /// With --tag, the words after `--` are the one command.
+    #[arg(required_unless_present_any = ["tag", "baseline_tag"], value_name = "CMD")]
     commands: Vec<String>,
+    /// Measure the running kernel: run the command as the variant NAME, storing `uname -r`
+    /// and the kernel's build-id with the runs. Again after a reboot into the same kernel
+    /// adds runs. With --baseline-tag and no command: the tag compared with the baseline.
+    #[arg(long, value_name = "NAME")]
+    tag: Option<String>,
+    /// Compare the stored tag --tag with this stored tag (from separate boots, not
+    /// interleaved); runs nothing. --benchmark picks the benchmark if several have both.
+    #[arg(long, value_name = "NAME")]
+    baseline_tag: Option<String>,
+    /// With --tag: add runs to a tag recorded on another kernel instead of refusing.
+    #[arg(long, requires = "tag")]
+    force_tag: bool,
     /// Name of each command, in order (default: the command itself).
     #[arg(long = "name", short = 'n', value_name = "NAME")]
     names: Vec<String>,
@@ -65,7 +85,139 @@ pub struct Args {
     show_output: bool,
 }
 
+/// What the options ask for.
+enum Mode {
+    /// Commands interleaved (no tag).
+    Commands,
+    /// The running kernel under a tag.
+    RecordTag { tag: String, command: String },
+    /// Two stored tags judged.
+    CompareTags { baseline: String, tag: String },
+}
+
+fn mode(args: &Args) -> anyhow::Result<Mode> {
+    let store = args.store.display();
+    if let (Some(t), false) = (&args.tag, args.names.is_empty()) {
+        // --name names variants, and a tag is its own variant's name.
+        anyhow::bail!(
+            "with --tag the variant is named by the tag ('{t}'); name the benchmark with \
+             --benchmark NAME, not --name"
+        );
+    }
+    match (&args.baseline_tag, &args.tag) {
+        (None, None) => Ok(Mode::Commands),
+        (Some(a), None) => anyhow::bail!(
+            "--baseline-tag {a} needs --tag NAME, the stored tag to compare with it: \
+             `kfdo compare --store {store} --baseline-tag {a} --tag NAME`"
+        ),
+        (Some(a), Some(b)) => {
+            if !args.commands.is_empty() {
+                anyhow::bail!(
+                    "--baseline-tag compares tags already in results store {store} and runs \
+                     nothing, but a command was given; record each tag first with `--tag NAME -- \
+                     CMD` (`kfdo compare --tag NAME --store {store} -- CMD`, booted into its \
+                     kernel), then `kfdo compare --store {store} --baseline-tag {a} --tag {b}`"
+                );
+            }
+            if args.force_tag {
+                anyhow::bail!("--force-tag applies when recording a tag (`--tag NAME -- CMD`), not with --baseline-tag");
+            }
+            Ok(Mode::CompareTags {
+                baseline: a.clone(),
+                tag: b.clone(),
+            })
+        }
+        (None, Some(t)) => {
+            if args.commands.is_empty() {
+                anyhow::bail!(
+                    "--tag {t} measures the running kernel with a command: `kfdo compare --tag \
+                     {t} --store {store} -- CMD`; to compare stored tags, add --baseline-tag NAME"
+                );
+            }
+            if args.flags.len() > 1 {
+                anyhow::bail!("--tag measures one command: give --flags once");
+            }
+            // `-- ./workload --size 5` is one command, as ssh joins its words.
+            Ok(Mode::RecordTag {
+                tag: t.clone(),
+                command: args.commands.join(" "),
+            })
+        }
+    }
+}
+
+fn plan(args: &Args) -> anyhow::Result<Plan> {
+    let stop_rule = StopRule::from_options(args.runs, args.ci_target, args.min_runs, args.max_runs)
+        .map_err(anyhow::Error::msg)?;
+    Ok(Plan {
+        shell: if args.shell == "none" {
+            Shell::None
+        } else {
+            Shell::Shell(args.shell.clone())
+        },
+        show_output: args.show_output,
+        ..Plan::new(args.warmup, stop_rule)
+    })
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    match mode(&args)? {
+        Mode::Commands => run_commands(args, g),
+        Mode::RecordTag { tag, command } => record_tag(&args, tag, command, g),
+        Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, g),
+    }
+}
+
+fn compare_tags(args: &Args, baseline: String, tag: String, g: &Global) -> anyhow::Result<i32> {
+    let done = tagged::compare_tags(&TagCompareRequest {
+        store: args.store.clone(),
+        baseline,
+        tag,
+        benchmark: args.benchmark.clone(),
+        json: args.json.clone(),
+    })?;
+    print!("{}", done.summary());
+    for w in &done.analysis.warnings {
+        g.info(format!("warning: {w}"));
+    }
+    if let Some(path) = &args.json {
+        g.info(format!("wrote {}", path.display()));
+    }
+    Ok(0)
+}
+
+fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::Result<i32> {
+    let req = TagRequest {
+        tag,
+        command,
+        flags: args.flags.first().cloned(),
+        benchmark: args.benchmark.clone(),
+        plan: plan(args)?,
+        counters: args.counters,
+        store: args.store.clone(),
+        json: args.json.clone(),
+        force: args.force_tag,
+    };
+    let stop = stop_on_ctrl_c();
+    let pb = g.progress(None, "compare");
+    let store = args.store.display().to_string();
+    let done = tagged::record_tag(&req, &stop, &mut progress(g, &pb, &store));
+    pb.finish_and_clear();
+    let done = done?;
+    g.info(format!(
+        "tag '{}' of benchmark '{}': kernel {}{}",
+        req.tag,
+        done.benchmark,
+        done.kernel,
+        match done.earlier_sessions {
+            0 => String::new(),
+            n => format!(" (runs added to {n} earlier session(s) of the tag)"),
+        }
+    ));
+    Ok(finish(done.outcome, args, g))
+}
+
+fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.names.len() > args.commands.len() {
         anyhow::bail!(
             "{} --name given for {} command(s); give one name per command, in order",
@@ -89,41 +241,44 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             ..Variant::new(args.names.get(i).unwrap_or(c), c)
         })
         .collect();
-    let stop_rule = StopRule::from_options(args.runs, args.ci_target, args.min_runs, args.max_runs)
-        .map_err(anyhow::Error::msg)?;
     let req = CompareRequest {
         variants,
         benchmark: args.benchmark.clone(),
-        plan: Plan {
-            shell: if args.shell == "none" {
-                Shell::None
-            } else {
-                Shell::Shell(args.shell.clone())
-            },
-            show_output: args.show_output,
-            ..Plan::new(args.warmup, stop_rule)
-        },
+        plan: plan(&args)?,
         counters: args.counters,
         store: args.store.clone(),
         json: args.json.clone(),
     };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let pressed = AtomicBool::new(false);
-        // A second Ctrl-C leaves at once; the store already holds every finished run.
-        let _ = ctrlc::set_handler(move || {
-            if pressed.swap(true, Ordering::SeqCst) {
-                std::process::exit(130);
-            }
-            stop.store(true, Ordering::SeqCst);
-        });
-    }
-
+    let stop = stop_on_ctrl_c();
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
-    let outcome = compare::compare(&req, &stop, &mut |ev| match ev {
+    let outcome = compare::compare(&req, &stop, &mut progress(g, &pb, &store));
+    pb.finish_and_clear();
+    Ok(finish(outcome?, &args, g))
+}
+
+/// A stop flag set by Ctrl-C; a second Ctrl-C leaves at once (the store already holds
+/// every finished run).
+fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let pressed = AtomicBool::new(false);
+    let _ = ctrlc::set_handler(move || {
+        if pressed.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        flag.store(true, Ordering::SeqCst);
+    });
+    stop
+}
+
+/// What a running comparison shows: lines on stderr, the rest on the spinner.
+fn progress<'a>(
+    g: &'a Global,
+    pb: &'a indicatif::ProgressBar,
+    store: &'a str,
+) -> impl FnMut(CompareEvent<'_>) + 'a {
+    move |ev| match ev {
         CompareEvent::CounterNote(n) => g.info(format!("counters: {n}")),
         CompareEvent::Started {
             benchmark,
@@ -163,9 +318,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
                 }
             ))
         }
-    });
-    pb.finish_and_clear();
-    match outcome? {
+    }
+}
+
+/// Prints how a run comparison ended; its exit status.
+fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
+    let store = args.store.display();
+    match outcome {
         CompareOutcome::Interrupted {
             finished,
             while_counting: false,
@@ -174,7 +333,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             eprintln!(
                 "kfdo compare: interrupted; {finished} finished run(s) are kept in {store} (`kfdo report --store {store}` shows them)"
             );
-            Ok(130)
+            130
         }
         CompareOutcome::Interrupted {
             while_counting: true,
@@ -183,7 +342,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             eprintln!(
                 "kfdo compare: interrupted while counting; the timed runs are kept in {store}"
             );
-            Ok(130)
+            130
         }
         CompareOutcome::Complete { analysis, .. } => {
             print!("{}", text::summary(&analysis));
@@ -193,7 +352,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             if let Some(path) = &args.json {
                 g.info(format!("wrote {}", path.display()));
             }
-            Ok(0)
+            0
         }
     }
 }
