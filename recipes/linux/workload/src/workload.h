@@ -1,0 +1,110 @@
+/*
+ * What the files of kfdo's initramfs workload share: the workload table, error
+ * reporting, timing, child processes and the request/response loop.
+ *
+ * Every function that can fail returns -1 after recording a message with
+ * fail_errno() or fail_msg(); main() prints it as
+ * `kfdo-workload: FAILED NAME: message` and stops.
+ */
+#ifndef KFDO_WORKLOAD_H
+#define KFDO_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* argv[0] under which the binary exits at once: fork_exec's child. */
+#define KFDO_TRUE_NAME "kfdo-true"
+
+/*
+ * How long set-up waits for a peer process (first answer, readiness) before
+ * calling it hung. Generous: the guest runs under TCG, on a loaded host.
+ */
+#define PEER_TIMEOUT_MS 30000
+
+/*
+ * Longest one socket read or write of a measured loop may block
+ * (SO_RCVTIMEO / SO_SNDTIMEO): a silent peer becomes a FAILED line, not a hang.
+ */
+#define SOCKET_TIMEOUT_S 120
+
+/* The last component of a path (no copy, unlike basename(3)). */
+static inline const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* report.c */
+int fail_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int fail_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *last_error(void);
+struct timespec clock_now(void);
+double seconds_since(struct timespec t0);
+void print_result(const char *name, uint64_t ops, double seconds);
+void print_failed(const char *name, const char *what);
+
+/* child.c */
+pid_t child_start(int (*fn)(void *), void *arg);
+void child_kill(pid_t pid);
+int child_wait(pid_t pid);
+
+/* io.c */
+int set_socket_timeouts(int fd);
+int wait_readable(int fd, const char *peer);
+int wait_ready(int fd, const char *peer);
+ssize_t read_full(int fd, void *buf, size_t len);
+int echo_loop(int rfd, int wfd);
+int pingpong_check(int rfd, int wfd);
+int pingpong_timed(int rfd, int wfd, uint64_t n, double *seconds);
+
+/*
+ * A workload runs its set-up, then exactly n operations between the window
+ * markers, and stores the seconds those took.
+ */
+typedef int workload_fn(uint64_t n, double *seconds);
+
+struct workload {
+	const char *name;
+	workload_fn *run;
+};
+
+/* workloads.c */
+const struct workload *workload_find(const char *name, size_t len);
+const char *workload_names(void);
+
+workload_fn wl_tcp_rr, wl_tcp_stream;   /* wl_tcp.c */
+workload_fn wl_pipe, wl_unix;           /* wl_ipc.c */
+workload_fn wl_ctxsw;                   /* wl_ctxsw.c */
+workload_fn wl_fork_exit, wl_fork_exec; /* wl_fork.c */
+workload_fn wl_file;                    /* wl_file.c */
+workload_fn wl_syscall;                 /* wl_syscall.c */
+
+/* config.c */
+#define MAX_RUNS 64
+
+struct run {
+	const struct workload *w;
+	uint64_t size;
+};
+
+struct config {
+	struct run runs[MAX_RUNS];
+	size_t n_runs;
+	uint64_t repeat;
+	bool exit_shell;
+	const char *insmod; /* comma-separated module paths, or NULL */
+};
+
+int config_load(struct config *c, bool as_init, const char **subject);
+
+/* sysinit.c */
+int system_init(void);
+
+/* modules.c */
+int load_modules(const char *list);
+
+#endif
