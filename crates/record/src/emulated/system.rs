@@ -6,6 +6,7 @@ use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Event, Stream, Tail};
+use crate::emulated::stream_format::{KERNEL_TEXT_HI, KERNEL_TEXT_LO};
 use crate::emulated::user::Capture;
 use crate::emulated::Window;
 use crate::stdio::StdioPlan;
@@ -246,11 +247,16 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
 
     // The kernel's runtime layout, from the recorded kernel addresses and the lowest
     // kernel text the guest executed (the boot's, which a window leaves out).
+    // Only the kernel image's range: module code (above it) and the direct map (below)
+    // are not part of vmlinux and must not stretch its mapping.
     let (mut lo, mut hi) = (u64::MAX, 0u64);
+    let mut outside_image = 0u64;
     let mut see = |a: u64| {
-        if a >= KERNEL_HALF {
+        if (KERNEL_TEXT_LO..KERNEL_TEXT_HI).contains(&a) {
             lo = lo.min(a);
             hi = hi.max(a);
+        } else if a >= KERNEL_HALF {
+            outside_image += 1;
         }
     };
     for e in stream.events() {
@@ -261,6 +267,12 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 see(t);
             }
         }
+    }
+    if outside_image > 0 {
+        warnings.push(format!(
+            "{outside_image} recorded kernel addresses lie outside the kernel image (module \
+             code, most likely): they are kept in the perf.data but not attributed to vmlinux"
+        ));
     }
     if lo <= hi {
         if let Some(l) = cap.lowest_kernel_text {
