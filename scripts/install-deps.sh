@@ -8,8 +8,9 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # Debian source packages (dpkg-source) and what the bundled recipes and benches
           # run: sqlite3's amalgamation needs tclsh and make; the benches use time and bc.
           dpkg-dev tcl make time bc
-          # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools.
-          flex bison libelf-dev libssl-dev cpio)
+          # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
+          # what `make bindeb-pkg` / `make binrpm-pkg` run.
+          flex bison libelf-dev libssl-dev cpio rpm fakeroot)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

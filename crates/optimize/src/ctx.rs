@@ -43,8 +43,10 @@ pub struct Options {
     pub heatmaps: bool,
 }
 
-pub struct Ctx {
-    pub opts: Options,
+/// What every pipeline's steps share: the output directory, the step cache, the
+/// progress display, the logs and the identities that key the steps.
+pub struct Steps {
+    pub out: PathBuf,
     pub cache: Cache,
     pub progress: Progress,
     pub logs: PathBuf,
@@ -54,6 +56,21 @@ pub struct Ctx {
     pub kfdo_version: String,
     /// Content hash of the kfdo executable: part of the conversion's key.
     pub kfdo_hash: String,
+    /// Each step this run: (name, seconds it took when it ran, whether it was cached).
+    pub timings: std::sync::Mutex<Vec<(String, f64, bool)>>,
+}
+
+/// The program pipeline's context: its options and the shared [`Steps`].
+pub struct Ctx {
+    pub opts: Options,
+    pub steps: Steps,
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = Steps;
+    fn deref(&self) -> &Steps {
+        &self.steps
+    }
 }
 
 /// Tool versions, as one string for keys.
@@ -74,29 +91,49 @@ pub fn tool_identity(tools: &[&str]) -> anyhow::Result<String> {
 
 impl Ctx {
     pub fn new(opts: Options, total_steps: usize) -> anyhow::Result<Ctx> {
-        let state = opts.out.join(".kfdo/steps");
-        let logs = opts.out.join("logs");
-        std::fs::create_dir_all(&logs)
-            .with_context(|| format!("cannot create {}", logs.display()))?;
-        let tool_ids = tool_identity(&[&opts.cc, &opts.cxx])?;
-        let kfdo_hash = crate::cache::content_hash(&opts.kfdo_exe)?;
-        Ok(Ctx {
-            cache: Cache::open(&state)?,
-            progress: Progress::new(total_steps, opts.quiet),
-            logs,
-            tool_ids,
-            kfdo_version: env!("CARGO_PKG_VERSION").to_string(),
-            kfdo_hash,
-            opts,
-        })
+        let steps = Steps::new(
+            &opts.out,
+            &[&opts.cc, &opts.cxx],
+            &opts.kfdo_exe,
+            total_steps,
+            opts.quiet,
+        )?;
+        Ok(Ctx { opts, steps })
     }
 
     pub fn recipe(&self) -> &Recipe {
         &self.opts.recipe
     }
+}
+
+impl Steps {
+    /// The step state and logs under `out`; `tools` are the compilers whose versions
+    /// key every build.
+    pub fn new(
+        out: &Path,
+        tools: &[&str],
+        kfdo_exe: &Path,
+        total_steps: usize,
+        quiet: bool,
+    ) -> anyhow::Result<Steps> {
+        let state = out.join(".kfdo/steps");
+        let logs = out.join("logs");
+        std::fs::create_dir_all(&logs)
+            .with_context(|| format!("cannot create {}", logs.display()))?;
+        Ok(Steps {
+            out: out.to_path_buf(),
+            cache: Cache::open(&state)?,
+            progress: Progress::new(total_steps, quiet),
+            logs,
+            tool_ids: tool_identity(tools)?,
+            kfdo_version: env!("CARGO_PKG_VERSION").to_string(),
+            kfdo_hash: crate::cache::content_hash(kfdo_exe)?,
+            timings: std::sync::Mutex::new(Vec::new()),
+        })
+    }
 
     pub fn dir(&self, rel: &str) -> PathBuf {
-        self.opts.out.join(rel)
+        self.out.join(rel)
     }
 
     pub fn log_path(&self, step: &str) -> PathBuf {
@@ -114,6 +151,7 @@ impl Ctx {
     ) -> anyhow::Result<Done> {
         if let Some(done) = self.cache.lookup(step, &key) {
             self.progress.cached(step);
+            self.timed(step, done.seconds, true);
             return Ok(done);
         }
         self.cache.forget(step);
@@ -122,11 +160,36 @@ impl Ctx {
         let log = Log::create(step, &log_path)?;
         let t0 = Instant::now();
         let facts = body(&log)?;
-        let done = self
-            .cache
-            .save(step, &key, outputs, facts, t0.elapsed().as_secs_f64())?;
+        let seconds = t0.elapsed().as_secs_f64();
+        let done = self.cache.save(step, &key, outputs, facts, seconds)?;
         bar.finish();
+        self.timed(step, seconds, false);
         Ok(done)
+    }
+
+    fn timed(&self, step: &str, seconds: f64, cached: bool) {
+        if let Ok(mut t) = self.timings.lock() {
+            t.push((step.to_string(), seconds, cached));
+        }
+    }
+
+    /// The per-step timing table (Markdown): what ran, for how long, and what was cached.
+    pub fn timing_table(&self) -> String {
+        let t = self.timings.lock().map(|t| t.clone()).unwrap_or_default();
+        let mut s = String::from("| step | seconds | this run |\n|:--|--:|:--|\n");
+        for (name, secs, cached) in &t {
+            s.push_str(&format!(
+                "| {name} | {secs:.1} | {} |\n",
+                if *cached {
+                    "cached (time of the run that made it)"
+                } else {
+                    "ran"
+                }
+            ));
+        }
+        let ran: f64 = t.iter().filter(|x| !x.2).map(|x| x.1).sum();
+        s.push_str(&format!("| **steps run now** | **{ran:.1}** | |\n"));
+        s
     }
 }
 

@@ -18,6 +18,7 @@ pub mod compile;
 pub mod ctx;
 pub mod exec;
 pub mod judge;
+pub mod kernel;
 pub mod pipeline;
 pub mod progress;
 pub mod recipe;

@@ -227,7 +227,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
 
 /// Says whether kfdo's profile equals llvm-profgen-19's (they read the same
 /// perf.data), and if not, how many functions differ.
-fn profiles_agree(kfdo: &std::path::Path, profgen: &std::path::Path) -> String {
+pub(crate) fn profiles_agree(kfdo: &std::path::Path, profgen: &std::path::Path) -> String {
     let read = |p: &std::path::Path| kfdo_afdo::read_profile(p).map_err(|e| e.to_string());
     match (read(kfdo), read(profgen)) {
         (Ok(a), Ok(b)) if a == b => format!(
@@ -243,8 +243,10 @@ fn profiles_agree(kfdo: &std::path::Path, profgen: &std::path::Path) -> String {
                 .filter(|n| a.functions.get(**n) != b.functions.get(**n))
                 .count();
             format!(
-                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions",
-                names.len()
+                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions \
+                 ({:.1} % of the functions equal)",
+                names.len(),
+                100.0 * (names.len() - differ) as f64 / names.len().max(1) as f64
             )
         }
         (Err(e), _) | (_, Err(e)) => format!("the two profiles could not be compared: {e}"),

@@ -76,24 +76,40 @@ pub struct Bench {
     pub runs: Option<usize>,
 }
 
+/// A recipe file's text; the error names the file and where the bundled ones are.
+pub fn read_text(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read recipe {}: {e} (bundled recipes are in recipes/*/recipe.toml)",
+            path.display()
+        )
+    })
+}
+
+/// A recipe of type `T` parsed from `path`, with the file's canonical path and directory.
+pub(crate) fn parse_file<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+) -> anyhow::Result<(T, PathBuf, PathBuf)> {
+    let text = read_text(path)?;
+    let r: T = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{what} {}: {}(the format is described in recipes/README.md)",
+            path.display(),
+            e.to_string().replace("TOML parse error at ", "")
+        )
+    })?;
+    let canonical = std::fs::canonicalize(path)
+        .with_context(|| format!("cannot resolve {}", path.display()))?;
+    let dir = canonical.parent().unwrap_or(Path::new("/")).to_path_buf();
+    Ok((r, canonical, dir))
+}
+
 impl Recipe {
     pub fn load(path: &Path) -> anyhow::Result<Recipe> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot read recipe {}: {e} (bundled recipes are in recipes/*/recipe.toml)",
-                path.display()
-            )
-        })?;
-        let mut r: Recipe = toml::from_str(&text).map_err(|e| {
-            anyhow::anyhow!(
-                "recipe {}: {}(the format is described in recipes/README.md)",
-                path.display(),
-                e.to_string().replace("TOML parse error at ", "")
-            )
-        })?;
-        r.path = std::fs::canonicalize(path)
-            .with_context(|| format!("cannot resolve {}", path.display()))?;
-        r.dir = r.path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let (mut r, canonical, dir): (Recipe, _, _) = parse_file(path, "recipe")?;
+        r.path = canonical;
+        r.dir = dir;
         r.validate()
             .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
         Ok(r)

@@ -17,17 +17,22 @@ use crate::output::Global;
     the report is OUT/report/index.html, the verdict OUT/summary.md. The recipe format is in recipes/README.md."
 )]
 pub struct Args {
-    /// The recipe (TOML): source, build, train and bench commands.
-    #[arg(value_name = "RECIPE.toml")]
+    /// The recipe (TOML), or a directory holding recipe.toml: a program's source, build,
+    /// train and bench commands, or a kernel's source, configuration and workload.
+    #[arg(value_name = "RECIPE")]
     recipe: PathBuf,
-    /// Variants to build besides the baseline, comma-separated:
-    /// autofdo, autofdo-llvm-profgen, ifdo, autofdo+thinlto.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "autofdo,autofdo-llvm-profgen,ifdo,autofdo+thinlto"
-    )]
-    variants: String,
+    /// Variants to build besides the baseline, comma-separated. Programs: autofdo,
+    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: all four). Kernels: autofdo,
+    /// autofdo-llvm-profgen, autofdo+thinlto and the recipe's own [[variant]]s (default:
+    /// the recipe's default_variants, else autofdo,autofdo+thinlto).
+    #[arg(long, value_name = "LIST")]
+    variants: Option<String>,
+    /// Kernels: boots per variant and evaluation workload (default: the recipe's, else 5).
+    #[arg(long, value_name = "N")]
+    boots: Option<usize>,
+    /// Kernels: do not build the .deb / .rpm packages of the winning variant.
+    #[arg(long)]
+    no_packages: bool,
     /// How the training run is recorded (`kfdo record --method`); auto says why it picks.
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     method: String,
@@ -63,7 +68,11 @@ pub struct Args {
     no_heatmaps: bool,
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
+    // A recipe directory stands for its recipe.toml (`kfdo optimize recipes/linux`).
+    if a.recipe.is_dir() {
+        a.recipe = a.recipe.join("recipe.toml");
+    }
     let method = match a.method.as_str() {
         "auto" => None,
         m => Some(
@@ -81,19 +90,22 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     if matches!(a.runs, Some(0 | 1)) {
         anyhow::bail!("--runs: need at least 2 timed runs for a statistic");
     }
+    if matches!(a.boots, Some(0 | 1)) {
+        anyhow::bail!("--boots: need at least 2 boots per variant for a statistic");
+    }
+    let text = kfdo_optimize::recipe::read_text(&a.recipe)?;
+    if kfdo_optimize::kernel::KernelRecipe::is_kernel_recipe(&text) {
+        return run_kernel(a, g);
+    }
     let recipe = Recipe::load(&a.recipe)?;
-    let variants = Variant::parse_list(&a.variants)?;
-    let out = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("kfdo-optimize").join(&recipe.name));
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
-    let out = std::fs::canonicalize(&out)?;
+    let variants = Variant::parse_list(
+        a.variants
+            .as_deref()
+            .unwrap_or("autofdo,autofdo-llvm-profgen,ifdo,autofdo+thinlto"),
+    )?;
+    let out = output_dir(&a, &recipe.name)?;
     let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = jobs(&a);
     let opts = Options {
         recipe,
         variants,
@@ -112,9 +124,62 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         heatmaps: !a.no_heatmaps,
     };
     let outcome = kfdo_optimize::run(opts)?;
-    println!("{}", outcome.summary.trim_end());
+    print_outcome(&outcome.summary, &outcome.report, &outcome.summary_path);
+    Ok(0)
+}
+
+/// `-o`, or `kfdo-optimize/NAME`; created, and made absolute.
+fn output_dir(a: &Args, recipe_name: &str) -> anyhow::Result<PathBuf> {
+    let out = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("kfdo-optimize").join(recipe_name));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
+    Ok(std::fs::canonicalize(&out)?)
+}
+
+/// `--jobs`, or one per CPU.
+fn jobs(a: &Args) -> usize {
+    a.jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn print_outcome(summary: &str, report: &std::path::Path, summary_path: &std::path::Path) {
+    println!("{}", summary.trim_end());
     println!();
-    println!("report:  {}", outcome.report.join("index.html").display());
-    println!("summary: {}", outcome.summary_path.display());
+    println!("report:  {}", report.join("index.html").display());
+    println!("summary: {}", summary_path.display());
+}
+
+/// `kfdo optimize` on a kernel recipe.
+fn run_kernel(a: Args, g: &Global) -> anyhow::Result<i32> {
+    use kfdo_optimize::kernel::{self, KernelOptions, KernelRecipe, KernelVariant};
+    if a.period == Some(0) {
+        anyhow::bail!("--period must be at least 1");
+    }
+    let recipe = KernelRecipe::load(&a.recipe)?;
+    let default = recipe.default_variants.join(",");
+    let variants = KernelVariant::parse_list(a.variants.as_deref().unwrap_or(&default), &recipe)?;
+    let out = output_dir(&a, &recipe.name)?;
+    let jobs = jobs(&a);
+    let opts = KernelOptions {
+        recipe,
+        variants,
+        period: a.period,
+        boots: a.boots,
+        out,
+        kfdo_exe: std::env::current_exe().context("cannot find the kfdo executable")?,
+        profgen: a.llvm_profgen,
+        jobs,
+        quiet: g.quiet,
+        heatmaps: !a.no_heatmaps,
+        packages: !a.no_packages,
+    };
+    let outcome = kernel::run(opts)?;
+    print_outcome(&outcome.summary, &outcome.report, &outcome.summary_path);
+    for p in &outcome.packages {
+        println!("package: {}", p.display());
+    }
     Ok(0)
 }

@@ -1,0 +1,226 @@
+//! Booting a kernel under QEMU (TCG) with the workload, through kfdo-record's system
+//! mode: the guest's /init runs the workloads the command line names (`kfdo.run=`), each
+//! marking the start and the end of its measured phase with kfdo's window markers, so that
+//! samples and counters cover the workload and not the boot. What the guest printed is
+//! read back: each workload's result line, its failure, or the kernel's last words.
+
+use std::path::{Path, PathBuf};
+
+use super::build::BuiltKernel;
+use super::KernelCtx;
+
+/// One workload's result line: `kfdo-workload: NAME ops=N seconds=S ops_per_s=X`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadResult {
+    pub name: String,
+    pub ops: u64,
+    pub seconds: f64,
+    pub ops_per_s: f64,
+}
+
+/// What a boot's console said.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Console {
+    /// Every workload ran and /init said `done`.
+    Done(Vec<WorkloadResult>),
+    /// A workload failed: its line.
+    Failed(String),
+    /// Neither: the guest did not get through (a panic, a hang, a missing driver).
+    Unfinished,
+}
+
+const PREFIX: &str = "kfdo-workload: ";
+
+/// Reads the console output of a boot.
+pub fn parse_console(text: &str) -> Console {
+    let mut results = Vec::new();
+    for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+        // The line may follow kernel messages on the same console line.
+        let Some(at) = line.find(PREFIX) else {
+            continue;
+        };
+        let rest = &line[at + PREFIX.len()..];
+        if rest.starts_with("FAILED") {
+            return Console::Failed(rest.to_string());
+        }
+        if rest.trim() == "done" {
+            return Console::Done(results);
+        }
+        if let Some(r) = parse_result(rest) {
+            results.push(r);
+        }
+    }
+    Console::Unfinished
+}
+
+fn parse_result(rest: &str) -> Option<WorkloadResult> {
+    let mut words = rest.split_whitespace();
+    let name = words.next()?.to_string();
+    let mut r = WorkloadResult {
+        name,
+        ops: 0,
+        seconds: f64::NAN,
+        ops_per_s: f64::NAN,
+    };
+    for w in words {
+        let (k, v) = w.split_once('=')?;
+        match k {
+            "ops" => r.ops = v.parse().ok()?,
+            "seconds" => r.seconds = v.parse().ok()?,
+            "ops_per_s" => r.ops_per_s = v.parse().ok()?,
+            _ => {}
+        }
+    }
+    (r.seconds.is_finite() && r.ops_per_s.is_finite()).then_some(r)
+}
+
+/// The last `n` non-empty lines of a console, for error messages.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A boot to make.
+pub struct Boot<'a> {
+    pub kernel: &'a BuiltKernel,
+    pub initrd: &'a Path,
+    /// `NAME:ARG[,...]` for the guest's /init.
+    pub run: &'a str,
+    /// Where the guest's console goes.
+    pub console: PathBuf,
+    /// Record samples into this perf.data (else only count).
+    pub perf_data: Option<PathBuf>,
+    /// Sampling period when recording.
+    pub period: u64,
+    /// Emulated counters as JSON.
+    pub counters: Option<PathBuf>,
+}
+
+/// What a boot gave.
+pub struct Booted {
+    pub results: Vec<WorkloadResult>,
+    pub outcome: kfdo_record::SystemOutcome,
+    pub console: String,
+}
+
+impl KernelCtx {
+    /// Boots `b.kernel` with the workload; an error names the kernel and quotes its console.
+    pub fn boot(&self, b: &Boot<'_>) -> anyhow::Result<Booted> {
+        let r = &self.recipe;
+        let out = b
+            .perf_data
+            .clone()
+            .unwrap_or_else(|| b.console.with_extension("perf.data"));
+        let mut cfg = kfdo_record::SystemConfig::new(&b.kernel.bzimage, &out);
+        cfg.initrd = Some(b.initrd.to_path_buf());
+        cfg.vmlinux = Some(b.kernel.vmlinux.clone());
+        let insmod = self.insmod_args();
+        cfg.append = Some(format!("kfdo.run={} {insmod}", b.run).trim().to_string());
+        cfg.memory_mb = r.kernel.memory_mb;
+        cfg.timeout_s = r.kernel.boot_timeout_s;
+        cfg.filter = kfdo_record::Filter::Kernel;
+        cfg.window = kfdo_record::Window::Markers;
+        // Counting only: one sample per 2^62 taken branches (none) keeps the perf.data tiny.
+        cfg.period = if b.perf_data.is_some() {
+            b.period
+        } else {
+            1 << 62
+        };
+        cfg.depth = if b.perf_data.is_some() {
+            kfdo_record::DEFAULT_DEPTH
+        } else {
+            1
+        };
+        cfg.counters = b.counters.clone();
+        let console_file = std::fs::File::create(&b.console)?;
+        cfg.stdio = kfdo_record::StdioPlan {
+            stdin: kfdo_record::StdStream::Null,
+            stdout: kfdo_record::StdStream::file(console_file.try_clone()?),
+            stderr: kfdo_record::StdStream::file(console_file),
+        };
+        let recorded = kfdo_record::record_system(&cfg);
+        let console = std::fs::read_to_string(&b.console).unwrap_or_default();
+        let what = format!(
+            "booting the {} kernel with kfdo.run={} (console: {})",
+            b.kernel.variant,
+            b.run,
+            b.console.display()
+        );
+        let outcome = recorded.map_err(|e| {
+            anyhow::anyhow!(
+                "{what}: {e}\nthe console's last lines:\n{}",
+                tail(&console, 15)
+            )
+        })?;
+        if b.perf_data.is_none() {
+            let _ = std::fs::remove_file(&out);
+        }
+        match parse_console(&console) {
+            Console::Done(results) => Ok(Booted {
+                results,
+                outcome,
+                console,
+            }),
+            Console::Failed(line) => anyhow::bail!(
+                "{what}: the workload failed in the guest: {line}\nthe console's last lines:\n{}",
+                tail(&console, 15)
+            ),
+            Console::Unfinished => anyhow::bail!(
+                "{what}: the guest did not finish its workloads{}; the console's last lines:\n{}",
+                if outcome
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("timeout") || w.contains("timed out"))
+                {
+                    format!(" within {} s", r.kernel.boot_timeout_s)
+                } else {
+                    String::new()
+                },
+                tail(&console, 15)
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_failures_and_unfinished_boots_are_told_apart() {
+        let ok = "[    0.5] Run /init as init process\n\
+                  kfdo-workload: tcp_rr ops=2000 seconds=1.500000 ops_per_s=1333.3\n\
+                  [   2.1] random: crng\rkfdo-workload: pipe ops=100 seconds=0.25 ops_per_s=400\n\
+                  kfdo-workload: done\n";
+        assert_eq!(
+            parse_console(ok),
+            Console::Done(vec![
+                WorkloadResult {
+                    name: "tcp_rr".into(),
+                    ops: 2000,
+                    seconds: 1.5,
+                    ops_per_s: 1333.3
+                },
+                WorkloadResult {
+                    name: "pipe".into(),
+                    ops: 100,
+                    seconds: 0.25,
+                    ops_per_s: 400.0
+                },
+            ])
+        );
+        assert_eq!(
+            parse_console("kfdo-workload: FAILED tcp_rr: connect (Connection refused)\n"),
+            Console::Failed("FAILED tcp_rr: connect (Connection refused)".into())
+        );
+        assert_eq!(
+            parse_console("Kernel panic - not syncing: VFS: Unable to mount root fs\n"),
+            Console::Unfinished
+        );
+        assert_eq!(tail("a\n\nb\nc\n", 2), "  | b\n  | c");
+    }
+}

@@ -1,0 +1,104 @@
+//! Building a kernel variant the way kbuild builds it: out of tree (`O=OUT/build/VARIANT`),
+//! with the variant's toolchain and make variables (`CLANG_AUTOFDO_PROFILE=`, `KCFLAGS=`),
+//! `bzImage` and, when the configuration has modules, `modules`. kbuild rebuilds only what
+//! a changed command line or source needs, so a rebuild with a new profile keeps nothing
+//! stale and a rerun with nothing changed is quick.
+
+use std::path::{Path, PathBuf};
+
+use super::config::{make, value_in};
+use super::source::KernelSource;
+use super::variant::{fdo_of, KernelVariant};
+use super::KernelCtx;
+use crate::cache::Key;
+use crate::exec::Stdout;
+
+/// A built kernel.
+#[derive(Debug, Clone)]
+pub struct BuiltKernel {
+    pub variant: String,
+    pub dir: PathBuf,
+    pub bzimage: PathBuf,
+    pub vmlinux: PathBuf,
+    /// Content hash of the vmlinux (identifies the build for downstream keys).
+    pub hash: String,
+    /// The make variables it was built with (shown in the report).
+    pub make_vars: Vec<(String, String)>,
+    /// Its .config.
+    pub config: PathBuf,
+    /// Whether it has loadable modules.
+    pub modules: bool,
+    /// `kfdo-VARIANT-PROFILEHASH`: its LOCALVERSION, so `uname -r` and its packages say
+    /// which build and which profile they hold.
+    pub tag: String,
+}
+
+/// The LOCALVERSION tag of a variant built with a profile of content hash `profile`.
+pub fn tag_of(variant: &str, profile: Option<&str>) -> String {
+    let p = profile.map_or("noprofile", |h| &h[..h.len().min(8)]);
+    format!("kfdo-{}-{p}", variant.replace('+', "-"))
+}
+
+impl KernelCtx {
+    /// Builds `v` from its configuration; `profile` (path, content hash) when it reads one.
+    pub fn build_kernel(
+        &self,
+        src: &KernelSource,
+        v: &KernelVariant,
+        config: &(PathBuf, String),
+        profile: Option<(&Path, &str)>,
+    ) -> anyhow::Result<BuiltKernel> {
+        let r = &self.recipe;
+        let dir = self.dir(&format!("build/{}", v.name));
+        let bzimage = dir.join("arch/x86/boot/bzImage");
+        let vmlinux = dir.join("vmlinux");
+        let tag = tag_of(&v.name, profile.map(|p| p.1));
+        let mut vars = v.make_vars(fdo_of(r), profile.map(|p| p.0));
+        // Set at build time (not only for packaging), so that packaging does not
+        // rebuild: the packaged kernel is the judged one.
+        vars.push(("LOCALVERSION".into(), format!("-{tag}")));
+        let config_text = std::fs::read_to_string(&config.0)?;
+        let modules = value_in(&config_text, "MODULES") == "y";
+        let step = format!("build {}", v.name);
+        let key = Key::new("kernel build")
+            .add("source", &src.id)
+            .add("config", &config.1)
+            .add("tools", &self.tool_ids)
+            .add("vars", format!("{vars:?}"))
+            .add("profile", profile.map(|p| p.1).unwrap_or(""))
+            .finish();
+        let outputs = [bzimage.clone(), vmlinux.clone()];
+        let done = self.step(&step, key, &outputs, |log| {
+            let mut cmd = make(src, &dir, &r.kernel.arch, &vars);
+            // A fixed version string: an unchanged rebuild then makes the same vmlinux, and
+            // nothing downstream (recording, profile) runs again.
+            cmd.env("KBUILD_BUILD_TIMESTAMP", "kfdo")
+                .env("KBUILD_BUILD_USER", "kfdo")
+                .env("KBUILD_BUILD_HOST", "kfdo")
+                .env("KBUILD_BUILD_VERSION", "1");
+            cmd.arg(format!("-j{}", self.opts.jobs.max(1)))
+                .arg("bzImage");
+            if modules {
+                cmd.arg("modules");
+            }
+            log.run(&mut cmd, Stdout::Log)?;
+            for f in &outputs {
+                if !f.is_file() {
+                    return Err(log.fail(format!("the build made no {}", f.display())));
+                }
+            }
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(BuiltKernel {
+            variant: v.name.clone(),
+            hash: done.hash_of(&vmlinux).to_string(),
+            dir,
+            bzimage,
+            vmlinux,
+            make_vars: vars,
+            config: config.0.clone(),
+            modules,
+            tag,
+        })
+    }
+}

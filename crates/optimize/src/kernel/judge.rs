@@ -1,0 +1,228 @@
+//! Judging kernels: every variant boots several times per evaluation workload, the
+//! variants interleaved (A B C, B C A, ...), through kfdo-bench's comparison (the same
+//! store, statistics, warnings and report as for programs). A boot measures the
+//! workload's own time and operations per second (emulated time: QEMU runs without KVM
+//! here) and the kernel-mode emulated counters of the measured window (instructions,
+//! taken branches, modelled L1i and iTLB misses), each a metric with its interval and
+//! significance against the baseline. The counters are the primary evidence: emulated
+//! time is the host's time spent emulating, not the guest machine's.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
+use kfdo_bench::counters::Choice;
+use kfdo_bench::metric::{Better, Metric};
+use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant};
+
+use super::boot::Boot;
+use super::build::BuiltKernel;
+use super::recipe::{KernelBench, DEFAULT_BOOTS};
+use super::KernelCtx;
+use crate::cache::Key;
+use crate::exec::Log;
+
+/// A kernel to judge and the initramfs it boots.
+pub struct Contender {
+    pub kernel: BuiltKernel,
+    pub initrd: (PathBuf, String),
+}
+
+/// The kernel-mode counters of a boot's window, as metrics.
+pub fn counter_metrics(c: &kfdo_record::CountersFile) -> Vec<Metric> {
+    let k = &c.total.kernel;
+    let m = &c.model;
+    [
+        ("kernel instructions", k.instructions),
+        ("kernel taken branches", k.taken_branches),
+        ("kernel conditional branches", k.conditional_branches),
+        (
+            &*format!(
+                "kernel L1i misses (model {}K {}-way)",
+                m.l1i_size / 1024,
+                m.l1i_ways
+            ),
+            k.l1i_misses,
+        ),
+        (
+            &*format!("kernel iTLB misses (model {}-entry)", m.itlb_entries),
+            k.itlb_misses,
+        ),
+    ]
+    .iter()
+    .map(|(name, v)| Metric::new(name, *v as f64, "", Better::Lower, "emulated"))
+    .collect()
+}
+
+struct KernelTrials<'a> {
+    ctx: &'a KernelCtx,
+    contenders: &'a [Contender],
+    bench: &'a KernelBench,
+    dir: PathBuf,
+    log: &'a Log,
+}
+
+impl Trials for KernelTrials<'_> {
+    fn run(
+        &mut self,
+        i: usize,
+        phase: &'static str,
+        run: usize,
+    ) -> Result<Option<Measurement>, RunError> {
+        let c = &self.contenders[i];
+        let stem = self.dir.join(format!(
+            "{}-{}-{phase}-{run}",
+            self.bench.name, c.kernel.variant
+        ));
+        let counters = stem.with_extension("counters.json");
+        let started_unix = kfdo_bench::store::now_unix();
+        let fail = |status: String, stderr: String| RunError::Failed {
+            variant: c.kernel.variant.clone(),
+            phase,
+            run,
+            command: format!("boot with kfdo.run={}", self.bench.run),
+            status,
+            stderr,
+        };
+        let booted = self
+            .ctx
+            .boot(&Boot {
+                kernel: &c.kernel,
+                initrd: &c.initrd.0,
+                run: &self.bench.run,
+                console: stem.with_extension("console"),
+                perf_data: None,
+                period: 0,
+                counters: Some(counters.clone()),
+            })
+            .map_err(|e| fail("failed".into(), format!("{e:#}")))?;
+        let file = booted
+            .outcome
+            .counters
+            .as_ref()
+            .ok_or_else(|| fail("gave no counters".into(), String::new()))?;
+        let mut metrics: Vec<Metric> = booted
+            .results
+            .iter()
+            .map(|w| {
+                Metric::new(
+                    &format!("{} ops/s (emulated time)", w.name),
+                    w.ops_per_s,
+                    "ops/s",
+                    Better::Higher,
+                    "workload",
+                )
+            })
+            .collect();
+        metrics.extend(counter_metrics(file));
+        let seconds: f64 = booted.results.iter().map(|w| w.seconds).sum();
+        self.log.say(&format!(
+            "{} {phase} boot {run}: {}",
+            c.kernel.variant,
+            booted
+                .results
+                .iter()
+                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        Ok(Some(Measurement {
+            wall_s: seconds,
+            user_s: 0.0,
+            sys_s: 0.0,
+            started_unix,
+            metrics,
+        }))
+    }
+}
+
+impl KernelCtx {
+    fn boots(&self, b: &KernelBench) -> usize {
+        self.opts.boots.or(b.boots).unwrap_or(DEFAULT_BOOTS)
+    }
+
+    /// Boots every contender with every evaluation workload, interleaved, into
+    /// `OUT/bench/results.db`.
+    pub fn judge(&self, contenders: &[Contender]) -> anyhow::Result<PathBuf> {
+        let r = &self.recipe;
+        let dir = self.dir("bench");
+        let db = dir.join("results.db");
+        let mut key = Key::new("kernel benchmark").add("kfdo", &self.kfdo_version);
+        for c in contenders {
+            key = key
+                .add("variant", &c.kernel.variant)
+                .add("kernel", &c.kernel.hash)
+                .add("initrd", &c.initrd.1);
+        }
+        for b in &r.benches {
+            key = key
+                .add("bench", &b.name)
+                .add("run", &b.run)
+                .add("boots", self.boots(b).to_string());
+        }
+        self.step(
+            "benchmark",
+            key.finish(),
+            std::slice::from_ref(&db),
+            |log| {
+                crate::ctx::fresh_dir(&dir)?;
+                let never = AtomicBool::new(false);
+                for bench in &r.benches {
+                    let variants: Vec<Variant> = contenders
+                        .iter()
+                        .map(|c| Variant {
+                            flags: Some(
+                                c.kernel
+                                    .make_vars
+                                    .iter()
+                                    .map(|(k, v)| format!("{k}={v}"))
+                                    .collect::<Vec<_>>()
+                                    .join(" "),
+                            ),
+                            ..Variant::new(
+                                &c.kernel.variant,
+                                format!(
+                                    "boot {} with kfdo.run={}",
+                                    c.kernel.bzimage.display(),
+                                    bench.run
+                                ),
+                            )
+                        })
+                        .collect();
+                    let req = CompareRequest {
+                        variants,
+                        benchmark: Some(format!("{}-{}", r.name, bench.name)),
+                        // Every boot starts cold: no warm-up.
+                        plan: Plan::new(0, StopRule::Fixed(self.boots(bench))),
+                        counters: Choice::None,
+                        store: db.clone(),
+                        json: Some(dir.join(format!("{}.json", bench.name))),
+                    };
+                    let mut trials = KernelTrials {
+                        ctx: self,
+                        contenders,
+                        bench,
+                        dir: dir.clone(),
+                        log,
+                    };
+                    log.note(&format!(
+                        "benchmark '{}': kfdo.run={}",
+                        bench.name, bench.run
+                    ));
+                    let outcome =
+                        kfdo_bench::compare::compare_trials(&req, &mut trials, &never, &mut |ev| {
+                            if let CompareEvent::Started { benchmark, .. } = ev {
+                                log.say(&format!("benchmark '{benchmark}'"));
+                            }
+                        })
+                        .map_err(|e| log.failed(e))?;
+                    if let CompareOutcome::Complete { analysis, .. } = outcome {
+                        log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
+                    }
+                }
+                Ok(serde_json::json!({}))
+            },
+        )?;
+        Ok(db)
+    }
+}

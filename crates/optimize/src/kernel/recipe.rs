@@ -1,0 +1,335 @@
+//! A kernel recipe: where the kernel source comes from, the configuration to start from,
+//! the workload that trains and judges it, and the extra variants to build. A small TOML
+//! file (format in `recipes/README.md`), checked here so that a mistake is reported with
+//! the file, the key and the fix before anything runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelRecipe {
+    /// Short name: the benchmark prefix in reports and the default output directory.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub kernel: Kernel,
+    pub workload: Workload,
+    /// The evaluation workloads, each judged separately (`[[bench]]`).
+    #[serde(rename = "bench")]
+    pub benches: Vec<KernelBench>,
+    /// Variants of the recipe's own, beside the built-in ones (`[[variant]]`).
+    #[serde(rename = "variant", default)]
+    pub variants: Vec<VariantSpec>,
+    /// The variants built when `--variants` is not given (default: autofdo,
+    /// autofdo+thinlto).
+    #[serde(default = "default_variants")]
+    pub default_variants: Vec<String>,
+    /// The file the recipe was read from (absolute).
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Its directory: relative paths in the recipe are relative to it.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// The Debian binary package that holds the source tarball (`linux-source-7.2`), or
+    /// a path to a `linux-*.tar.*` or an unpacked tree (relative to the recipe).
+    pub source: String,
+    /// The Debian suite to fetch it from (`unstable` has 7.x; `bookworm` 6.1).
+    #[serde(default = "default_suite")]
+    pub suite: String,
+    #[serde(default = "default_arch")]
+    pub arch: String,
+    /// The configuration to start from: `tinyconfig`, `defconfig`, or a file (relative to
+    /// the recipe, or absolute: `/boot/config-6.12.0-1-amd64`), kept as it is except for
+    /// what a variant changes.
+    #[serde(default = "default_config")]
+    pub config: String,
+    /// Kconfig fragments (`CONFIG_X=y` lines) merged on top, relative to the recipe.
+    #[serde(default)]
+    pub fragments: Vec<PathBuf>,
+    /// The compiler of every variant that does not name another: `clang-19` (LLVM=-19,
+    /// the whole LLVM toolchain) or `gcc-12`.
+    #[serde(default = "default_compiler")]
+    pub compiler: String,
+    /// How the profile reaches the build: `kconfig` (CONFIG_AUTOFDO_CLANG and
+    /// CLANG_AUTOFDO_PROFILE, Linux >= 6.13), or `kcflags` (the same compiler and linker
+    /// flags through KCFLAGS / LDFLAGS, for older kernels).
+    #[serde(default = "default_fdo")]
+    pub fdo: String,
+    /// Memory of the emulated machine.
+    #[serde(default = "default_memory")]
+    pub memory_mb: u32,
+    /// A boot that has not powered off after this long is a failure.
+    #[serde(default = "default_timeout")]
+    pub boot_timeout_s: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// The directory holding `build-initramfs.sh` (relative to the recipe).
+    pub dir: PathBuf,
+    /// The training run: `kfdo.run=` of the guest's /init, `NAME:ARG[,NAME:ARG...]`.
+    pub train: String,
+    /// Modules (relative to the kernel build directory) that the initramfs carries and
+    /// /init loads before the workload, e.g. `net/unix/unix.ko`.
+    #[serde(default)]
+    pub modules: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelBench {
+    pub name: String,
+    /// The evaluation run: `NAME:ARG[,...]`, sized unlike the training run.
+    pub run: String,
+    /// Boots per variant (interleaved); default 5.
+    pub boots: Option<usize>,
+}
+
+/// A variant of the recipe's own: any build change, judged like the built-in ones.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    pub name: String,
+    /// `clang-19` or `gcc-12` (default: the recipe's compiler).
+    pub compiler: Option<String>,
+    /// Extra compiler flags for every kernel object (`KCFLAGS`), e.g. `-O3`, `-march=native`.
+    #[serde(default)]
+    pub kcflags: String,
+    /// Kconfig changes on top of the recipe's configuration: `{ LTO_CLANG_THIN = "y" }`.
+    #[serde(default)]
+    pub kconfig: std::collections::BTreeMap<String, String>,
+    /// Whether it is built with the AutoFDO profile (`autofdo`) or without (`none`).
+    #[serde(default = "default_profile")]
+    pub profile: String,
+}
+
+fn default_variants() -> Vec<String> {
+    vec!["autofdo".into(), "autofdo+thinlto".into()]
+}
+fn default_suite() -> String {
+    "unstable".into()
+}
+fn default_arch() -> String {
+    "x86_64".into()
+}
+fn default_config() -> String {
+    "tinyconfig".into()
+}
+fn default_compiler() -> String {
+    "clang-19".into()
+}
+fn default_fdo() -> String {
+    "kconfig".into()
+}
+fn default_memory() -> u32 {
+    256
+}
+fn default_timeout() -> u64 {
+    600
+}
+fn default_profile() -> String {
+    "none".into()
+}
+
+/// Default boots per variant of an evaluation workload.
+pub const DEFAULT_BOOTS: usize = 5;
+
+pub const COMPILERS: &[&str] = &["clang-19", "gcc-12", "gcc-11"];
+
+impl KernelRecipe {
+    /// Whether a recipe file is a kernel recipe (it has a `[kernel]` table).
+    pub fn is_kernel_recipe(text: &str) -> bool {
+        toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("kernel"))
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<KernelRecipe> {
+        let (mut r, canonical, dir): (KernelRecipe, _, _) =
+            crate::recipe::parse_file(path, "kernel recipe")?;
+        r.path = canonical;
+        r.dir = dir;
+        r.validate()
+            .map_err(|e| anyhow::anyhow!("kernel recipe {}: {e}", path.display()))?;
+        Ok(r)
+    }
+
+    /// A path the recipe names, relative to its directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
+    }
+
+    /// The configuration file to start from, when `config` names one.
+    pub fn config_file(&self) -> Option<PathBuf> {
+        match self.kernel.config.as_str() {
+            "tinyconfig" | "defconfig" | "allnoconfig" => None,
+            c => Some(self.resolve(Path::new(c))),
+        }
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        let name_ok = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+        };
+        if !name_ok(&self.name) {
+            bail!(
+                "name = {:?}: use letters, digits and . _ + - only (it names directories)",
+                self.name
+            );
+        }
+        let k = &self.kernel;
+        if k.arch != "x86_64" {
+            bail!(
+                "[kernel] arch = {:?}: kfdo builds and boots x86_64 kernels (arm64 is not \
+                 supported yet)",
+                k.arch
+            );
+        }
+        for c in std::iter::once(&k.compiler)
+            .chain(self.variants.iter().filter_map(|v| v.compiler.as_ref()))
+        {
+            if !COMPILERS.contains(&c.as_str()) {
+                bail!(
+                    "compiler = {c:?}: use one of {} (Debian 12's clang and gcc)",
+                    COMPILERS.join(", ")
+                );
+            }
+        }
+        if !["kconfig", "kcflags"].contains(&k.fdo.as_str()) {
+            bail!(
+                "[kernel] fdo = {:?}: `kconfig` (Linux >= 6.13: CONFIG_AUTOFDO_CLANG) or \
+                 `kcflags` (older kernels: the flags through KCFLAGS)",
+                k.fdo
+            );
+        }
+        if let Some(f) = self.config_file() {
+            if !f.is_file() {
+                bail!(
+                    "[kernel] config = {:?}: {} is not a file; give tinyconfig, defconfig, or a \
+                     .config (e.g. /boot/config-$(uname -r))",
+                    k.config,
+                    f.display()
+                );
+            }
+        }
+        for f in &k.fragments {
+            if !self.resolve(f).is_file() {
+                bail!(
+                    "[kernel] fragments: {} is not a file (paths are relative to the recipe)",
+                    self.resolve(f).display()
+                );
+            }
+        }
+        let script = self.resolve(&self.workload.dir).join("build-initramfs.sh");
+        if !script.is_file() {
+            bail!(
+                "[workload] dir = {:?}: {} is missing",
+                self.workload.dir.display(),
+                script.display()
+            );
+        }
+        check_run("[workload] train", &self.workload.train)?;
+        if self.benches.is_empty() {
+            bail!("no [[bench]] table: give at least one evaluation workload");
+        }
+        for (i, b) in self.benches.iter().enumerate() {
+            if !name_ok(&b.name) {
+                bail!(
+                    "[[bench]] {}: name = {:?}: use letters, digits and . _ + - only",
+                    i + 1,
+                    b.name
+                );
+            }
+            if self.benches[..i].iter().any(|o| o.name == b.name) {
+                bail!("two [[bench]] tables are named {:?}", b.name);
+            }
+            check_run(&format!("[[bench]] {:?} run", b.name), &b.run)?;
+            if b.run == self.workload.train {
+                bail!(
+                    "[[bench]] {:?}: run is the training run; judge with other sizes, so the \
+                     verdict is not measured on the data the profile came from",
+                    b.name
+                );
+            }
+            if matches!(b.boots, Some(0 | 1)) {
+                bail!(
+                    "[[bench]] {:?}: boots = {}: need at least 2 boots for a statistic",
+                    b.name,
+                    b.boots.unwrap()
+                );
+            }
+        }
+        for (i, v) in self.variants.iter().enumerate() {
+            if !name_ok(&v.name) {
+                bail!(
+                    "[[variant]] {}: name = {:?}: use letters, digits and . _ + - only",
+                    i + 1,
+                    v.name
+                );
+            }
+            if super::variant::BUILT_IN.contains(&v.name.as_str()) {
+                bail!(
+                    "[[variant]] {:?}: that name is a built-in variant; choose another",
+                    v.name
+                );
+            }
+            if self.variants[..i].iter().any(|o| o.name == v.name) {
+                bail!("two [[variant]] tables are named {:?}", v.name);
+            }
+            if !["none", "autofdo"].contains(&v.profile.as_str()) {
+                bail!(
+                    "[[variant]] {:?}: profile = {:?}: `none` or `autofdo`",
+                    v.name,
+                    v.profile
+                );
+            }
+            for (sym, val) in &v.kconfig {
+                if sym.starts_with("CONFIG_") || sym.is_empty() {
+                    bail!(
+                        "[[variant]] {:?}: kconfig key {sym:?}: write the symbol without CONFIG_",
+                        v.name
+                    );
+                }
+                if !["y", "n", "m"].contains(&val.as_str()) && val.is_empty() {
+                    bail!(
+                        "[[variant]] {:?}: kconfig {sym} = {val:?}: give y, n, m or a value",
+                        v.name
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A workload list `NAME:ARG[,NAME:ARG...]`, as the guest's /init reads it.
+fn check_run(what: &str, run: &str) -> anyhow::Result<()> {
+    if run.trim().is_empty() {
+        bail!("{what} is empty: give NAME:ARG[,NAME:ARG...], e.g. tcp_rr:20000");
+    }
+    for item in run.split(',') {
+        let ok = item.split_once(':').is_some_and(|(n, a)| {
+            !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !a.is_empty()
+                && a.chars().all(|c| c.is_ascii_digit())
+        });
+        if !ok {
+            bail!("{what} = {run:?}: {item:?} is not NAME:COUNT (e.g. tcp_rr:20000)");
+        }
+    }
+    Ok(())
+}

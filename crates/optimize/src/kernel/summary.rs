@@ -1,0 +1,172 @@
+//! The kernel verdict, in the shape of the seeds' tables: per evaluation workload, one
+//! row per measure (kernel-mode emulated counters, the workload's operations per second),
+//! one column per variant with its change against the baseline, the 95 % interval and
+//! Welch's significance mark; then the hot-text spans, what each variant changed in the
+//! configuration, and how long each step took.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use kfdo_bench::analysis::{self, BenchmarkAnalysis};
+use kfdo_bench::report::metrics::{fmt_change, fmt_value};
+use kfdo_bench::stats;
+use kfdo_bench::store::Store;
+
+/// A heat map's hot-text span, per variant.
+pub struct Span {
+    pub variant: String,
+    pub bytes: u64,
+    pub lines: usize,
+    pub samples: u64,
+}
+
+fn table(s: &mut String, b: &BenchmarkAnalysis) -> std::fmt::Result {
+    let names: Vec<(String, String)> = b.variants[0]
+        .metrics
+        .iter()
+        .map(|m| (m.name.clone(), m.source.clone()))
+        .collect();
+    write!(s, "| measure | {} |", b.variants[0].name)?;
+    for v in &b.variants[1..] {
+        write!(s, " {} |", v.name)?;
+    }
+    writeln!(s)?;
+    write!(s, "|:--|--:|")?;
+    for _ in &b.variants[1..] {
+        write!(s, "--:|")?;
+    }
+    writeln!(s)?;
+    for (name, source) in names {
+        let cell = |i: usize| {
+            b.variants[i]
+                .metrics
+                .iter()
+                .find(|m| m.name == name && m.source == source)
+        };
+        write!(
+            s,
+            "| {name} | {} |",
+            cell(0)
+                .map(|m| fmt_value(m.summary.mean))
+                .unwrap_or_else(|| "–".into())
+        )?;
+        for i in 1..b.variants.len() {
+            write!(
+                s,
+                " {} |",
+                cell(i).map(fmt_change).unwrap_or_else(|| "–".into())
+            )?;
+        }
+        writeln!(s)?;
+    }
+    Ok(())
+}
+
+/// The summary's Markdown.
+pub fn render(
+    store: &Path,
+    title: &str,
+    notes: &[String],
+    spans: &[Span],
+    config_diffs: &[(String, String)],
+    timings: &str,
+) -> anyhow::Result<String> {
+    let contents = Store::open_existing(store)?.load()?;
+    let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
+    let mut s = String::new();
+    writeln!(s, "# kfdo optimize: {title}\n")?;
+    for n in notes {
+        writeln!(s, "- {n}")?;
+    }
+    writeln!(s)?;
+    for b in &a.benchmarks {
+        let boots = b
+            .variants
+            .iter()
+            .filter_map(|v| v.wall.as_ref())
+            .map(|w| w.n)
+            .min()
+            .unwrap_or(0);
+        writeln!(
+            s,
+            "## {} ({boots} boots per variant, interleaved; baseline '{}')\n",
+            b.name, b.baseline
+        )?;
+        writeln!(
+            s,
+            "Change against the baseline, mean of the boots [95 % bootstrap interval] and \
+             Welch's mark (* p < 0.05, ** p < 0.01); counters are kernel mode, inside the \
+             workload's window, from kfdo's QEMU plugin (L1i and iTLB from its cache model); \
+             operations per second are in emulated time (QEMU without KVM).\n"
+        )?;
+        table(&mut s, b)?;
+        writeln!(s)?;
+        for w in &b.warnings {
+            writeln!(s, "- warning: {w}")?;
+        }
+        writeln!(s)?;
+    }
+    if !spans.is_empty() {
+        writeln!(
+            s,
+            "## Hot kernel text (90 % of the samples of the evaluation workload)\n"
+        )?;
+        writeln!(s, "| variant | hot text span | 64-byte lines | samples |")?;
+        writeln!(s, "|:--|--:|--:|--:|")?;
+        for sp in spans {
+            writeln!(
+                s,
+                "| {} | {} bytes | {} | {} |",
+                sp.variant,
+                kfdo_bench::report::fmt_count(sp.bytes as f64),
+                sp.lines,
+                sp.samples
+            )?;
+        }
+        writeln!(s)?;
+    }
+    if !config_diffs.is_empty() {
+        writeln!(
+            s,
+            "## Configuration changes (scripts/diffconfig, recipe's configuration -> variant)\n"
+        )?;
+        for (v, d) in config_diffs {
+            writeln!(s, "### {v}\n\n```\n{}\n```\n", d.trim_end())?;
+        }
+    }
+    writeln!(s, "## Time per step\n\n{timings}")?;
+    Ok(s)
+}
+
+/// The variant with the lowest mean kernel taken-branch count over the benchmarks
+/// among those significantly better than the baseline on it (None: no variant is).
+pub fn winner(store: &Path) -> anyhow::Result<Option<String>> {
+    let contents = Store::open_existing(store)?.load()?;
+    let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
+    let mut score: Vec<(String, f64, bool)> = Vec::new();
+    for b in &a.benchmarks {
+        for v in &b.variants[1..] {
+            let Some(m) = v.metrics.iter().find(|m| m.name == "kernel taken branches") else {
+                continue;
+            };
+            let change = m
+                .vs_baseline
+                .as_ref()
+                .map(|c| c.change_pct())
+                .unwrap_or(0.0);
+            let better = m.verdict() == Some(true);
+            match score.iter_mut().find(|(n, _, _)| *n == v.name) {
+                Some(e) => {
+                    e.1 += change;
+                    e.2 &= better;
+                }
+                None => score.push((v.name.clone(), change, better)),
+            }
+        }
+    }
+    Ok(score
+        .into_iter()
+        .filter(|(_, _, better)| *better)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(n, _, _)| n))
+}

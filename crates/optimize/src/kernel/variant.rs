@@ -1,0 +1,341 @@
+//! The kernels `kfdo optimize` builds and judges, and how each one differs from the
+//! recipe's configuration: the compiler, extra compiler flags (KCFLAGS), Kconfig changes,
+//! and the profile it reads.
+//!
+//! The built-in variants follow the kernel's `Documentation/dev-tools/autofdo.rst`:
+//!
+//! | variant | Kconfig | make |
+//! |---|---|---|
+//! | `baseline` | `AUTOFDO_CLANG=y` | |
+//! | `autofdo` | `AUTOFDO_CLANG=y` | `CLANG_AUTOFDO_PROFILE=kfdo.afdo` |
+//! | `autofdo-llvm-profgen` | `AUTOFDO_CLANG=y` | `CLANG_AUTOFDO_PROFILE=llvm-profgen.afdo` |
+//! | `autofdo+thinlto` | `AUTOFDO_CLANG=y`, `LTO_CLANG_THIN=y` | `CLANG_AUTOFDO_PROFILE=kfdo.afdo` |
+//!
+//! The baseline is the kernel that is profiled, built the way kbuild builds a kernel for
+//! AutoFDO (CONFIG_AUTOFDO_CLANG=y without a profile: `-fdebug-info-for-profiling` and
+//! flow-sensitive discriminators, which change debug information, not code), so a profile
+//! of it is exactly what the AutoFDO builds read.
+//!
+//! Kernels older than 6.13 have no CONFIG_AUTOFDO_CLANG: a recipe with `fdo = "kcflags"`
+//! passes the same compiler flags through KCFLAGS and the ThinLTO linker's profile on the
+//! linker's command (`LD="ld.lld-19 --lto-sample-profile=..."`), which is what users of
+//! older LTS kernels do by hand.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::bail;
+
+use super::recipe::{KernelRecipe, VariantSpec};
+
+/// Names of the built-in variants.
+pub const BUILT_IN: &[&str] = &[
+    "baseline",
+    "autofdo",
+    "autofdo-llvm-profgen",
+    "autofdo+thinlto",
+];
+
+/// Which profile a variant's build reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelProfile {
+    None,
+    /// kfdo's profile of the training run.
+    Kfdo,
+    /// llvm-profgen-19's profile of the same recording (the reference converter).
+    LlvmProfgen,
+}
+
+/// How the AutoFDO flags reach the build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fdo {
+    /// CONFIG_AUTOFDO_CLANG and `CLANG_AUTOFDO_PROFILE` (Linux >= 6.13).
+    Kconfig,
+    /// The same flags through KCFLAGS and the linker flags (older kernels).
+    Kcflags,
+}
+
+/// The compiler flags `scripts/Makefile.autofdo` adds for a profiled build, for `fdo =
+/// "kcflags"` (kept the same as kbuild's so the two recipes build alike).
+const FDO_CFLAGS: &str =
+    "-fdebug-info-for-profiling -mllvm -enable-fs-discriminator=true -mllvm -improved-fs-discriminator=true";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelVariant {
+    pub name: String,
+    pub compiler: String,
+    pub kcflags: String,
+    /// Kconfig changes on top of the recipe's configuration (symbol without CONFIG_).
+    pub kconfig: BTreeMap<String, String>,
+    pub profile: KernelProfile,
+}
+
+impl KernelVariant {
+    pub fn is_clang(&self) -> bool {
+        self.compiler.starts_with("clang")
+    }
+
+    /// The built-in variant `name` for `recipe`, or the recipe's own `[[variant]]`.
+    pub fn named(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
+        let fdo = fdo_of(recipe);
+        let base = |profile| {
+            let mut kconfig = BTreeMap::new();
+            if fdo == Fdo::Kconfig {
+                kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
+            }
+            KernelVariant {
+                name: name.to_string(),
+                compiler: recipe.kernel.compiler.clone(),
+                kcflags: String::new(),
+                kconfig,
+                profile,
+            }
+        };
+        let v = match name {
+            "baseline" => base(KernelProfile::None),
+            "autofdo" => base(KernelProfile::Kfdo),
+            "autofdo-llvm-profgen" => base(KernelProfile::LlvmProfgen),
+            "autofdo+thinlto" => {
+                let mut v = base(KernelProfile::Kfdo);
+                v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
+                v.kconfig.insert("LTO_NONE".into(), "n".into());
+                v
+            }
+            _ => match recipe.variants.iter().find(|s| s.name == name) {
+                Some(s) => from_spec(s, recipe),
+                None => bail!(
+                    "--variants: unknown variant '{name}' (built in: {}; the recipe's own: {})",
+                    BUILT_IN.join(", "),
+                    if recipe.variants.is_empty() {
+                        "none".to_string()
+                    } else {
+                        recipe
+                            .variants
+                            .iter()
+                            .map(|v| v.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            },
+        };
+        if v.profile != KernelProfile::None && !v.is_clang() {
+            bail!(
+                "variant '{}': an AutoFDO profile needs clang (CONFIG_AUTOFDO_CLANG depends on \
+                 CC_IS_CLANG); build it with compiler = \"clang-19\"",
+                v.name
+            );
+        }
+        Ok(v)
+    }
+
+    /// A comma-separated list; the baseline is always first (everything is judged
+    /// against it).
+    pub fn parse_list(list: &str, recipe: &KernelRecipe) -> anyhow::Result<Vec<KernelVariant>> {
+        let mut out = vec![KernelVariant::named("baseline", recipe)?];
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            if word.contains("propeller") || word.contains("bolt") {
+                bail!(
+                    "--variants {word}: Propeller and BOLT kernels are not built by kfdo optimize yet"
+                );
+            }
+            if !out.iter().any(|v| v.name == word) {
+                out.push(KernelVariant::named(word, recipe)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `make` variables of this variant's build: the toolchain, KCFLAGS, and the
+    /// profile (`profile`, when the variant reads one).
+    pub fn make_vars(&self, fdo: Fdo, profile: Option<&Path>) -> Vec<(String, String)> {
+        let mut vars = Vec::new();
+        if self.is_clang() {
+            // LLVM=-19: clang-19, ld.lld-19, llvm-ar-19 ... (kbuild's version suffix form).
+            let suffix = self.compiler.trim_start_matches("clang");
+            vars.push(("LLVM".to_string(), suffix.to_string()));
+        } else {
+            vars.push(("CC".to_string(), self.compiler.clone()));
+        }
+        let mut kcflags = self.kcflags.clone();
+        let lto = self.kconfig.get("LTO_CLANG_THIN").is_some_and(|v| v == "y");
+        match (fdo, profile) {
+            (Fdo::Kconfig, Some(p)) => {
+                vars.push(("CLANG_AUTOFDO_PROFILE".into(), p.display().to_string()))
+            }
+            (Fdo::Kconfig, None) => {}
+            (Fdo::Kcflags, p) if self.is_clang() => {
+                // What scripts/Makefile.autofdo of 6.13+ adds, by hand.
+                push_flags(&mut kcflags, FDO_CFLAGS);
+                if let Some(p) = p {
+                    push_flags(
+                        &mut kcflags,
+                        &format!(
+                            "-fprofile-sample-use={} -ffunction-sections -fsplit-machine-functions",
+                            p.display()
+                        ),
+                    );
+                    if lto {
+                        // Before 6.13 kbuild has no hook for linker flags of our own
+                        // (KBUILD_LDFLAGS and LDFLAGS_vmlinux given on the command line
+                        // would replace kbuild's own), so the flags ride on the linker's
+                        // name: the ThinLTO link (`ld -r` of vmlinux.o) reads the profile.
+                        let suffix = self.compiler.trim_start_matches("clang");
+                        vars.push((
+                            "LD".into(),
+                            format!(
+                                "ld.lld{suffix} --lto-sample-profile={} \
+                                 --mllvm=-enable-fs-discriminator=true \
+                                 --mllvm=-improved-fs-discriminator=true \
+                                 -plugin-opt=-split-machine-functions",
+                                p.display()
+                            ),
+                        ));
+                    }
+                }
+            }
+            (Fdo::Kcflags, _) => {}
+        }
+        if !kcflags.is_empty() {
+            vars.push(("KCFLAGS".into(), kcflags));
+        }
+        vars
+    }
+}
+
+fn push_flags(into: &mut String, flags: &str) {
+    if !into.is_empty() {
+        into.push(' ');
+    }
+    into.push_str(flags);
+}
+
+pub fn fdo_of(recipe: &KernelRecipe) -> Fdo {
+    if recipe.kernel.fdo == "kcflags" {
+        Fdo::Kcflags
+    } else {
+        Fdo::Kconfig
+    }
+}
+
+fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> KernelVariant {
+    let compiler = s
+        .compiler
+        .clone()
+        .unwrap_or_else(|| recipe.kernel.compiler.clone());
+    let mut kconfig = BTreeMap::new();
+    let profile = if s.profile == "autofdo" {
+        KernelProfile::Kfdo
+    } else {
+        KernelProfile::None
+    };
+    // A clang build with the kbuild AutoFDO flags is the baseline's build; a variant of
+    // the recipe's own starts from it, so it differs from the baseline only in what it says.
+    if compiler.starts_with("clang") && fdo_of(recipe) == Fdo::Kconfig {
+        kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
+    }
+    kconfig.extend(s.kconfig.clone());
+    KernelVariant {
+        name: s.name.clone(),
+        compiler,
+        kcflags: s.kcflags.clone(),
+        kconfig,
+        profile,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recipe(fdo: &str) -> KernelRecipe {
+        toml::from_str(&format!(
+            r#"
+            name = "t"
+            [kernel]
+            source = "linux-source-7.2"
+            fdo = "{fdo}"
+            [workload]
+            dir = "w"
+            train = "tcp_rr:1"
+            [[bench]]
+            name = "b"
+            run = "tcp_rr:2"
+            [[variant]]
+            name = "gcc-O3"
+            compiler = "gcc-12"
+            kcflags = "-O3"
+            "#
+        ))
+        .unwrap()
+    }
+
+    fn var<'a>(vars: &'a [(String, String)], k: &str) -> Option<&'a str> {
+        vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn kconfig_recipes_set_the_kbuild_variables_only() {
+        let r = recipe("kconfig");
+        let list = KernelVariant::parse_list("autofdo+thinlto,gcc-O3", &r).unwrap();
+        let names: Vec<&str> = list.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["baseline", "autofdo+thinlto", "gcc-O3"]);
+        assert_eq!(
+            list[0].kconfig.get("AUTOFDO_CLANG").map(String::as_str),
+            Some("y")
+        );
+        assert_eq!(
+            list[1].kconfig.get("LTO_CLANG_THIN").map(String::as_str),
+            Some("y")
+        );
+        let p = Path::new("/p/kfdo.afdo");
+        let vars = list[1].make_vars(Fdo::Kconfig, Some(p));
+        assert_eq!(var(&vars, "LLVM"), Some("-19"));
+        assert_eq!(var(&vars, "CLANG_AUTOFDO_PROFILE"), Some("/p/kfdo.afdo"));
+        assert_eq!(var(&vars, "KCFLAGS"), None, "kbuild adds the flags itself");
+        // A gcc variant of the recipe's own: its compiler and flags, no AutoFDO.
+        let gcc = list[2].make_vars(Fdo::Kconfig, None);
+        assert_eq!(
+            (var(&gcc, "CC"), var(&gcc, "KCFLAGS")),
+            (Some("gcc-12"), Some("-O3"))
+        );
+        assert!(!list[2].kconfig.contains_key("AUTOFDO_CLANG"));
+    }
+
+    #[test]
+    fn kcflags_recipes_pass_the_same_flags_by_hand() {
+        let r = recipe("kcflags");
+        let list = KernelVariant::parse_list("autofdo+thinlto", &r).unwrap();
+        assert!(!list[0].kconfig.contains_key("AUTOFDO_CLANG"));
+        let base = list[0].make_vars(Fdo::Kcflags, None);
+        assert_eq!(var(&base, "KCFLAGS"), Some(FDO_CFLAGS));
+        let vars = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.afdo")));
+        let kcflags = var(&vars, "KCFLAGS").unwrap();
+        assert!(kcflags.starts_with(FDO_CFLAGS), "{kcflags}");
+        assert!(
+            kcflags.contains("-fprofile-sample-use=/p/k.afdo"),
+            "{kcflags}"
+        );
+        let ld = var(&vars, "LD").unwrap();
+        assert!(
+            ld.starts_with("ld.lld-19 --lto-sample-profile=/p/k.afdo"),
+            "{ld}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_unsupported_variants_are_refused() {
+        let r = recipe("kconfig");
+        let e = KernelVariant::parse_list("autofd", &r)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown variant 'autofd'") && e.contains("gcc-O3"),
+            "{e}"
+        );
+        let e = KernelVariant::parse_list("propeller", &r)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not built by kfdo optimize yet"), "{e}");
+    }
+}
