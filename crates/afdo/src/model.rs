@@ -223,6 +223,11 @@ impl FunctionSamples {
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct Profile {
     pub functions: BTreeMap<String, FunctionSamples>,
+    /// The discriminators are flow-sensitive (clang's `-enable-fs-discriminator`, as
+    /// kbuild's CONFIG_AUTOFDO_CLANG builds): kept whole, not decoded into a base and a
+    /// duplication factor. Extbinary records it in the summary section's flags (the text
+    /// format cannot).
+    pub fs_discriminators: bool,
 }
 
 impl Profile {

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kfdo_afdo::builder::{build_profile, BuildStats, Functions, Mode};
+use kfdo_afdo::builder::{
+    build_profile, BuildStats, Discriminators, Functions, Mode, FS_DISCRIMINATOR_SYMBOL,
+};
 use kfdo_afdo::Format;
 use kfdo_aggregate::collect::{
     collect_perf_data, collect_perf_script, CollectOptions, CollectStats, SampleMode,
@@ -207,7 +209,14 @@ pub fn profile(
                     .map(|f| (f.start, f.end, &*f.name, f.is_func_entry)),
             );
             let mode = if req.ip_only { Mode::IpOnly } else { Mode::Lbr };
-            let (profile, stats) = build_profile(&raw, &code, &sym, &functions, mode);
+            // As llvm-profgen: clang's marker symbol says the discriminators are
+            // flow-sensitive (kbuild's CONFIG_AUTOFDO_CLANG builds).
+            let disc = if bin.symbol_address(FS_DISCRIMINATOR_SYMBOL).is_some() {
+                Discriminators::FlowSensitive
+            } else {
+                Discriminators::Encoded
+            };
+            let (profile, stats) = build_profile(&raw, &code, &sym, &functions, mode, disc);
             if profile.is_empty() {
                 return Err(ProfileError::Request(format!(
                     "{}: the samples hit {} instructions, none with line info: was it built with -g?",

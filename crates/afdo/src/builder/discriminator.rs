@@ -1,10 +1,16 @@
-//! LLVM's encoding of DWARF discriminators (non flow-sensitive form).
+//! LLVM's encodings of DWARF discriminators.
 //!
-//! A discriminator packs up to three components, each "prefix encoded": the
+//! The classic form packs up to three components, each "prefix encoded": the
 //! base discriminator (which copy of a line's code), the duplication factor
 //! (how many copies unrolling or vectorization made) and a copy id. The
 //! profile is keyed by the base discriminator; the duplication factor scales
 //! counts back up, because only one of the copies executes per iteration.
+//!
+//! Flow-sensitive discriminators (`-enable-fs-discriminator`, which kbuild's
+//! CONFIG_AUTOFDO_CLANG turns on) are assigned by the code generator pass by
+//! pass and are kept whole: the profile is keyed by the full value, with no
+//! duplication factor. Clang marks such objects with a weak symbol,
+//! [`FS_DISCRIMINATOR_SYMBOL`], which survives into the linked binary.
 
 /// One prefix-encoded component: bit 0 set means the component is absent (0);
 /// otherwise 5 bits, or 11 bits when bit 6 says the long form is used.
@@ -26,6 +32,38 @@ fn next_component(d: u32) -> u32 {
         d >> if d & 0x40 != 0 { 14 } else { 7 }
     } else {
         d >> 1
+    }
+}
+
+/// The symbol clang defines in every object built with flow-sensitive
+/// discriminators.
+pub const FS_DISCRIMINATOR_SYMBOL: &str = "__llvm_fs_discriminator__";
+
+/// How a binary's discriminators are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Discriminators {
+    /// Base discriminator and duplication factor, prefix encoded.
+    #[default]
+    Encoded,
+    /// Flow-sensitive: the whole value, duplication factor 1.
+    FlowSensitive,
+}
+
+impl Discriminators {
+    /// The profile key of discriminator `d`.
+    pub fn key(self, d: u32) -> u32 {
+        match self {
+            Discriminators::Encoded => base_discriminator(d),
+            Discriminators::FlowSensitive => d,
+        }
+    }
+
+    /// The factor that scales a location's count back up.
+    pub fn duplication(self, d: u32) -> u32 {
+        match self {
+            Discriminators::Encoded => duplication_factor(d),
+            Discriminators::FlowSensitive => 1,
+        }
     }
 }
 
@@ -60,6 +98,17 @@ mod tests {
         ] {
             assert_eq!(base_discriminator(d), base, "base of {d}");
             assert_eq!(duplication_factor(d), dup, "dup of {d}");
+            assert_eq!(Discriminators::Encoded.key(d), base);
+            assert_eq!(Discriminators::Encoded.duplication(d), dup);
+        }
+    }
+
+    #[test]
+    fn flow_sensitive_discriminators_are_kept_whole() {
+        // Values llvm-profgen-19 wrote for a CONFIG_AUTOFDO_CLANG kernel: 1, 257, 0x10002.
+        for d in [0, 1, 257, 0x1_0002] {
+            assert_eq!(Discriminators::FlowSensitive.key(d), d);
+            assert_eq!(Discriminators::FlowSensitive.duplication(d), 1);
         }
     }
 }

@@ -7,8 +7,9 @@
 //!   inline stack (outermost first) selects a profile: the top-level function,
 //!   then the inlinee at each call site. Every profile on the way gets
 //!   `count * instruction size` added to its total (llvm-profgen accumulates
-//!   per byte). The leaf location (line offset, base discriminator) keeps the
-//!   MAX of `count * duplication factor` over its instructions (with
+//!   per byte). The leaf location (line offset, base discriminator; the whole
+//!   discriminator when they are flow-sensitive) keeps the MAX of
+//!   `count * duplication factor` over its instructions (with
 //!   `ip_only`: the SUM of counts, as `llvm-profgen --leading-ip-only` does).
 //! - **Call targets and head samples.** A taken branch that lands on a
 //!   function's entry adds its count to that function's head samples and, when
@@ -23,7 +24,9 @@ mod functions;
 mod names;
 mod ranges;
 
-pub use discriminator::{base_discriminator, duplication_factor};
+pub use discriminator::{
+    base_discriminator, duplication_factor, Discriminators, FS_DISCRIMINATOR_SYMBOL,
+};
 pub use functions::Functions;
 pub use names::canonical_name;
 pub use ranges::disjoint_ranges;
@@ -60,6 +63,7 @@ pub fn build_profile(
     sym: &Symbolizer<'_>,
     functions: &Functions,
     mode: Mode,
+    disc: Discriminators,
 ) -> (Profile, BuildStats) {
     let mut stats = BuildStats::default();
 
@@ -107,8 +111,8 @@ pub fn build_profile(
                     missing += 1;
                     continue;
                 }
-                let leaf = leaf_profile(&mut p, &frames, count.saturating_mul(size as u64));
-                add_body(leaf, frames.last().unwrap(), count, mode);
+                let leaf = leaf_profile(&mut p, &frames, count.saturating_mul(size as u64), disc);
+                add_body(leaf, frames.last().unwrap(), count, mode, disc);
             }
             (p, missing)
         })
@@ -134,14 +138,15 @@ pub fn build_profile(
         frames.clear();
         sym.frames(from, &mut frames);
         if let Some(last) = frames.last() {
-            let loc = LineLocation::new(last.line_offset(), base_discriminator(last.discriminator));
-            leaf_profile(&mut profile, &frames, 0).add_call_target(loc, callee, count);
+            let loc = LineLocation::new(last.line_offset(), disc.key(last.discriminator));
+            leaf_profile(&mut profile, &frames, 0, disc).add_call_target(loc, callee, count);
         }
         profile.function_mut(callee).add_head(count);
     }
     for fs in profile.functions.values_mut() {
         raise_call_site_counts(fs);
     }
+    profile.fs_discriminators = disc == Discriminators::FlowSensitive;
     (profile, stats)
 }
 
@@ -163,27 +168,29 @@ fn raise_call_site_counts(fs: &mut FunctionSamples) {
 
 /// Walk `frames` (outermost first) down to the leaf's profile, adding `total`
 /// to every profile on the way.
-fn leaf_profile<'p>(p: &'p mut Profile, frames: &[Frame], total: u64) -> &'p mut FunctionSamples {
+fn leaf_profile<'p>(
+    p: &'p mut Profile,
+    frames: &[Frame],
+    total: u64,
+    disc: Discriminators,
+) -> &'p mut FunctionSamples {
     let mut fs = p.function_mut(&frames[0].func);
     fs.add_total(total);
     for pair in frames.windows(2) {
         let (caller, callee) = (&pair[0], &pair[1]);
-        let site = LineLocation::new(
-            caller.line_offset(),
-            base_discriminator(caller.discriminator),
-        );
+        let site = LineLocation::new(caller.line_offset(), disc.key(caller.discriminator));
         fs = fs.inlinee_mut(site, &callee.func);
         fs.add_total(total);
     }
     fs
 }
 
-fn add_body(fs: &mut FunctionSamples, leaf: &Frame, count: u64, mode: Mode) {
-    let loc = LineLocation::new(leaf.line_offset(), base_discriminator(leaf.discriminator));
+fn add_body(fs: &mut FunctionSamples, leaf: &Frame, count: u64, mode: Mode, disc: Discriminators) {
+    let loc = LineLocation::new(leaf.line_offset(), disc.key(leaf.discriminator));
     match mode {
         Mode::IpOnly => fs.add_body(loc, count),
         Mode::Lbr => {
-            let scaled = count.saturating_mul(duplication_factor(leaf.discriminator) as u64);
+            let scaled = count.saturating_mul(disc.duplication(leaf.discriminator) as u64);
             let prev = fs.body_count(loc).unwrap_or(0);
             // `prev <= scaled`, not `<`: an equal count still creates the record.
             if prev <= scaled {

@@ -69,6 +69,8 @@ pub mod flags {
     pub const NAME_MD5: u64 = 1 << 32;
     pub const NAME_FIXED_LENGTH_MD5: u64 = 2 << 32;
     pub const NAME_UNIQ_SUFFIX: u64 = 4 << 32;
+    /// Of the summary section: the profile's discriminators are flow-sensitive.
+    pub const SUMMARY_FS_DISCRIMINATOR: u64 = 4 << 32;
 }
 
 /// Whether `data` starts with the extbinary magic number (or, for input

@@ -123,6 +123,7 @@ pub fn parse_extbinary_with_summary(
     let mut names: Vec<String> = Vec::new();
     let mut have_names = false;
     let mut summary = None;
+    let mut fs_discriminators = false;
     for h in &hdrs {
         match h.ty {
             sec::NAME_TABLE => {
@@ -143,6 +144,7 @@ pub fn parse_extbinary_with_summary(
                 }
             }
             sec::PROF_SUMMARY => {
+                fs_discriminators = h.flags & flags::SUMMARY_FS_DISCRIMINATOR != 0;
                 let mut c = section(h)?;
                 summary = Some(read_summary(&mut c)?);
             }
@@ -171,7 +173,9 @@ pub fn parse_extbinary_with_summary(
             funcs.push((idx, fs));
         }
     }
-    Ok((into_profile(funcs, &names), summary))
+    let mut profile = into_profile(funcs, &names);
+    profile.fs_discriminators = fs_discriminators;
+    Ok((profile, summary))
 }
 
 /// Build the profile's map in one go from the functions sorted by name
@@ -197,6 +201,7 @@ fn into_profile(mut funcs: Vec<(u64, FunctionSamples)>, names: &[String]) -> Pro
     }
     Profile {
         functions: merged.into_iter().collect(),
+        fs_discriminators: false,
     }
 }
 

@@ -62,7 +62,12 @@ fn encode(p: &Profile) -> Vec<u8> {
 
     // Summary.
     let s = ProfileSummary::compute(p);
-    section(&mut out, sec::PROF_SUMMARY, 0, &mut |o| {
+    let summary_flags = if p.fs_discriminators {
+        flags::SUMMARY_FS_DISCRIMINATOR
+    } else {
+        0
+    };
+    section(&mut out, sec::PROF_SUMMARY, summary_flags, &mut |o| {
         put_uleb(o, s.total_count);
         put_uleb(o, s.max_count);
         put_uleb(o, s.max_function_count);
@@ -232,4 +237,34 @@ fn write_body(o: &mut Vec<u8>, fs: &FunctionSamples, ids: &mut impl Iterator<Ite
         }
     }
     idx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::parse_extbinary;
+    use super::*;
+
+    #[test]
+    fn flow_sensitive_discriminators_survive_a_round_trip() {
+        let mut p = Profile::new();
+        p.function_mut("f")
+            .add_body(crate::LineLocation::new(1, 257), 7);
+        for fs in [false, true] {
+            p.fs_discriminators = fs;
+            let bytes = encode(&p);
+            let back = parse_extbinary(&bytes, "mem").unwrap();
+            assert_eq!(back, p);
+            // The flag sits where LLVM puts it: the summary section's entry, the
+            // section-specific half of its flags (first entry after magic, version and
+            // the section count).
+            let mut head = Vec::new();
+            put_uleb(&mut head, MAGIC_EXT_BINARY);
+            put_uleb(&mut head, VERSION);
+            let entry = head.len() + 8;
+            let ty = u64::from_le_bytes(bytes[entry..entry + 8].try_into().unwrap());
+            let fl = u64::from_le_bytes(bytes[entry + 8..entry + 16].try_into().unwrap());
+            assert_eq!(ty, sec::PROF_SUMMARY);
+            assert_eq!(fl & flags::SUMMARY_FS_DISCRIMINATOR != 0, fs);
+        }
+    }
 }

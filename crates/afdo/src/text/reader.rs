@@ -129,6 +129,8 @@ fn into_profile(mut funcs: Vec<FunctionSamples>) -> Profile {
     }
     Profile {
         functions: merged.into_iter().collect(),
+        // The text format does not say; LLVM's readers take it from an option.
+        fs_discriminators: false,
     }
 }
 
