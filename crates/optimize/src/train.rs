@@ -176,27 +176,21 @@ impl Ctx {
             key,
             std::slice::from_ref(&out),
             |log| {
-                std::fs::create_dir_all(out.parent().unwrap())?;
-                let fields = if rec.ip_only { "ip" } else { "ip,brstack" };
-                log.run(
-                    Command::new("perf")
-                        .args(["script", "-F", fields, "--show-mmap-events", "-i"])
-                        .arg(&rec.perf_data),
-                    Stdout::File(&script),
+                let extra: &[&str] = if rec.ip_only {
+                    &["--leading-ip-only"]
+                } else {
+                    &[]
+                };
+                run_llvm_profgen(
+                    log,
+                    &self.opts.profgen,
+                    &built.binary,
+                    &rec.perf_data,
+                    rec.ip_only,
+                    extra,
+                    &script,
+                    &out,
                 )?;
-                let mut cmd = Command::new(&self.opts.profgen);
-                cmd.arg("--binary")
-                    .arg(&built.binary)
-                    .arg("--perfscript")
-                    .arg(&script)
-                    .arg("-o")
-                    .arg(&out);
-                if rec.ip_only {
-                    cmd.arg("--leading-ip-only");
-                }
-                log.run(&mut cmd, Stdout::Log)?;
-                // The text is large and only an intermediate.
-                let _ = std::fs::remove_file(&script);
                 Ok(serde_json::json!({}))
             },
         )?;
@@ -266,4 +260,41 @@ fn list_profraw(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
+}
+
+/// `perf script` of `perf_data` into `script`, then `profgen` on it into `out`: llvm's
+/// reference conversion (`extra`: `--kernel`, `--leading-ip-only`). The script text is
+/// large and only an intermediate: removed afterwards.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_llvm_profgen(
+    log: &crate::exec::Log,
+    profgen: &str,
+    binary: &std::path::Path,
+    perf_data: &std::path::Path,
+    ip_only: bool,
+    extra: &[&str],
+    script: &std::path::Path,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out.parent().unwrap())?;
+    let fields = if ip_only { "ip" } else { "ip,brstack" };
+    log.run(
+        Command::new("perf")
+            .args(["script", "-F", fields, "--show-mmap-events", "-i"])
+            .arg(perf_data),
+        Stdout::File(script),
+    )?;
+    log.run(
+        Command::new(profgen)
+            .args(extra)
+            .arg("--binary")
+            .arg(binary)
+            .arg("--perfscript")
+            .arg(script)
+            .arg("-o")
+            .arg(out),
+        Stdout::Log,
+    )?;
+    let _ = std::fs::remove_file(script);
+    Ok(())
 }

@@ -22,7 +22,6 @@ use super::variant::{fdo_of, Fdo, KernelProfile};
 use super::{KernelCtx, KernelOptions};
 use crate::cache::Key;
 use crate::ctx::Steps;
-use crate::exec::Stdout;
 use crate::train::ProfileFile;
 
 pub struct KernelOutcome {
@@ -362,25 +361,16 @@ impl KernelCtx {
             key,
             std::slice::from_ref(&out),
             |log| {
-                std::fs::create_dir_all(out.parent().unwrap())?;
-                log.run(
-                    std::process::Command::new("perf")
-                        .args(["script", "-F", "ip,brstack", "--show-mmap-events", "-i"])
-                        .arg(&rec.perf_data),
-                    Stdout::File(&script),
+                crate::train::run_llvm_profgen(
+                    log,
+                    &self.opts.profgen,
+                    &k.vmlinux,
+                    &rec.perf_data,
+                    false,
+                    &["--kernel"],
+                    &script,
+                    &out,
                 )?;
-                log.run(
-                    std::process::Command::new(&self.opts.profgen)
-                        .arg("--kernel")
-                        .arg("--binary")
-                        .arg(&k.vmlinux)
-                        .arg("--perfscript")
-                        .arg(&script)
-                        .arg("-o")
-                        .arg(&out),
-                    Stdout::Log,
-                )?;
-                let _ = std::fs::remove_file(&script);
                 Ok(serde_json::json!({}))
             },
         )?;
