@@ -10,7 +10,7 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           dpkg-dev tcl make time bc
           # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
           # what `make bindeb-pkg` / `make binrpm-pkg` run.
-          flex bison libelf-dev libssl-dev cpio rpm fakeroot)
+          flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

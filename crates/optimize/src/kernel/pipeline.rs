@@ -33,9 +33,19 @@ pub struct KernelOutcome {
 
 fn count_steps(o: &KernelOptions) -> usize {
     let n = o.variants.len();
-    // source, base config, initramfs, per variant config + build, record, 2 profiles,
-    // benchmark, heat maps (2 recordings), report, packages
-    3 + 2 * n + 1 + 2 + 1 + 2 + 1 + usize::from(o.packages)
+    // The heat maps' recordings: the baseline's and each profiled variant's.
+    let heat = if o.heatmaps {
+        1 + o
+            .variants
+            .iter()
+            .filter(|v| v.profile != KernelProfile::None)
+            .count()
+    } else {
+        0
+    };
+    // source, base config, initramfs, per variant config + build, training record,
+    // 2 profiles, benchmark, heat-map recordings, report, packages
+    3 + 2 * n + 1 + 2 + 1 + heat + 1 + usize::from(o.packages)
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
