@@ -172,12 +172,14 @@ impl Spaces {
         let Some(h) = self.history.get(&pid) else {
             return &[];
         };
-        let i = h.partition_point(|(p, _)| *p <= pos);
-        if i == 0 {
-            &[]
-        } else {
-            &h[i - 1].1
-        }
+        // A sample that comes before its process's first mapping change in the file is
+        // given that first state: perf writes each CPU's buffer in turn, so a sample taken
+        // just after an exec on one CPU can precede the MMAP event of another CPU's
+        // buffer in the file (perf itself sorts by time). The first change is the
+        // binary's first mapping into the process (or its fork), so the only samples
+        // this can misplace are ones taken before it at addresses inside that mapping.
+        let i = h.partition_point(|(p, _)| *p <= pos).max(1);
+        &h[i - 1].1
     }
 }
 
@@ -218,7 +220,13 @@ mod tests {
         b.exec(30, 200);
         b.mmap(40, 100, 0x5800, 0x100, None); // something else mapped over part of it
         let s = b.build();
-        assert_eq!(s.view(100, 5).translate(0x5010), None, "before the mmap");
+        // Before the first mapping event in the file: a late-flushed CPU buffer, placed
+        // with the first mapping.
+        assert_eq!(
+            s.view(100, 5).translate(0x5010),
+            Some(0x1010),
+            "before the mmap"
+        );
         assert_eq!(s.view(100, 15).translate(0x5010), Some(0x1010));
         assert_eq!(s.view(200, 25).translate(0x5010), Some(0x1010), "inherited");
         assert_eq!(s.view(200, 35).translate(0x5010), None, "exec dropped it");
