@@ -35,7 +35,8 @@ impl KernelCtx {
                 log.run(&mut cmd, Stdout::Log)?;
             }
             // kbuild leaves the .deb files beside the build directory and the .rpm files
-            // under its rpmbuild/RPMS.
+            // under its rpmbuild/RPMS (measured with 7.2: linux-image-7.2.13-TAG_7.2.13-2_amd64.deb,
+            // kernel-7.2.13_TAG-3.x86_64.rpm with the tag's '-' as '_').
             let mut found = Vec::new();
             let mut collect = |files: Vec<PathBuf>, ext: &str| -> anyhow::Result<()> {
                 for e in files {
@@ -44,7 +45,10 @@ impl KernelCtx {
                         .unwrap_or_default()
                         .to_string_lossy()
                         .to_string();
-                    if name.ends_with(ext) && name.contains(tag.as_str()) {
+                    // rpm versions cannot hold '-': binrpm-pkg writes the tag with '_'.
+                    let named =
+                        name.contains(tag.as_str()) || name.contains(&tag.replace('-', "_"));
+                    if name.ends_with(ext) && named {
                         let to = out.join(&name);
                         std::fs::rename(&e, &to).or_else(|_| std::fs::copy(&e, &to).map(|_| ()))?;
                         found.push(to);
