@@ -202,8 +202,9 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     }
     for p in &packages {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
+        // The tag, with '_' for '-' in rpm names.
         assert!(
-            name.contains("kfdo-"),
+            name.contains("kfdo-autofdo-") || name.contains("kfdo_autofdo_"),
             "{name}: not named with the variant's tag"
         );
         let info = match p.extension().and_then(|e| e.to_str()) {
