@@ -76,6 +76,34 @@ pub struct Bench {
     pub runs: Option<usize>,
 }
 
+/// Whether `s` can name a directory and a benchmark: letters, digits and `. _ + -`.
+pub(crate) fn name_ok(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
+}
+
+/// Every `[[TABLE]]` named with [`name_ok`] characters, no name twice.
+pub(crate) fn check_table_names<'a>(
+    table: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<()> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, n) in names.into_iter().enumerate() {
+        if !name_ok(n) {
+            bail!(
+                "[[{table}]] {}: name = {n:?}: use letters, digits and . _ + - only",
+                i + 1
+            );
+        }
+        if seen.contains(&n) {
+            bail!("two [[{table}]] tables are named {n:?}");
+        }
+        seen.push(n);
+    }
+    Ok(())
+}
+
 /// A recipe file's text; the error names the file and where the bundled ones are.
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).map_err(|e| {
@@ -116,11 +144,6 @@ impl Recipe {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
-        let name_ok = |s: &str| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
-        };
         if !name_ok(&self.name) {
             bail!(
                 "name = {:?}: use letters, digits and . _ + - only (it names directories)",
@@ -169,17 +192,8 @@ impl Recipe {
         if self.benches.is_empty() {
             bail!("no [[bench]] table: give at least one benchmark command");
         }
-        for (i, b) in self.benches.iter().enumerate() {
-            if !name_ok(&b.name) {
-                bail!(
-                    "[[bench]] {}: name = {:?}: use letters, digits and . _ + - only",
-                    i + 1,
-                    b.name
-                );
-            }
-            if self.benches[..i].iter().any(|o| o.name == b.name) {
-                bail!("two [[bench]] tables are named {:?}", b.name);
-            }
+        check_table_names("bench", self.benches.iter().map(|b| b.name.as_str()))?;
+        for b in &self.benches {
             if !b.command.contains("{bin}") {
                 bail!(
                     "[[bench]] {:?}: command does not mention {{bin}}, so it would not run the variant's program",

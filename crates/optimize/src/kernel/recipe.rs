@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
+
+use crate::recipe::{check_table_names, name_ok};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -179,11 +181,6 @@ impl KernelRecipe {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
-        let name_ok = |s: &str| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
-        };
         if !name_ok(&self.name) {
             bail!(
                 "name = {:?}: use letters, digits and . _ + - only (it names directories)",
@@ -245,17 +242,8 @@ impl KernelRecipe {
         if self.benches.is_empty() {
             bail!("no [[bench]] table: give at least one evaluation workload");
         }
-        for (i, b) in self.benches.iter().enumerate() {
-            if !name_ok(&b.name) {
-                bail!(
-                    "[[bench]] {}: name = {:?}: use letters, digits and . _ + - only",
-                    i + 1,
-                    b.name
-                );
-            }
-            if self.benches[..i].iter().any(|o| o.name == b.name) {
-                bail!("two [[bench]] tables are named {:?}", b.name);
-            }
+        check_table_names("bench", self.benches.iter().map(|b| b.name.as_str()))?;
+        for b in &self.benches {
             check_run(&format!("[[bench]] {:?} run", b.name), &b.run)?;
             if b.run == self.workload.train {
                 bail!(
@@ -272,22 +260,13 @@ impl KernelRecipe {
                 );
             }
         }
-        for (i, v) in self.variants.iter().enumerate() {
-            if !name_ok(&v.name) {
-                bail!(
-                    "[[variant]] {}: name = {:?}: use letters, digits and . _ + - only",
-                    i + 1,
-                    v.name
-                );
-            }
+        check_table_names("variant", self.variants.iter().map(|v| v.name.as_str()))?;
+        for v in &self.variants {
             if super::variant::BUILT_IN.contains(&v.name.as_str()) {
                 bail!(
                     "[[variant]] {:?}: that name is a built-in variant; choose another",
                     v.name
                 );
-            }
-            if self.variants[..i].iter().any(|o| o.name == v.name) {
-                bail!("two [[variant]] tables are named {:?}", v.name);
             }
             if !["none", "autofdo"].contains(&v.profile.as_str()) {
                 bail!(
