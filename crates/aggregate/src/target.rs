@@ -52,17 +52,19 @@ impl TargetBinary {
         // fallback for data mappings.
         let mask = kfdo_elf::PROFGEN_PAGE_SIZE - 1;
         let all = bin.load_segments();
-        let segments = all
-            .iter()
-            .filter(|s| s.executable)
-            .map(|s| {
+        // A relocatable object (a kernel module) has no segments: a mapping's pgoff is an
+        // address in kfdo's section layout (kfdo_elf), as kfdo's recorder writes it.
+        let relocatable = bin.is_relocatable().then_some((0, u64::MAX >> 1, 0));
+        let segments = relocatable
+            .into_iter()
+            .chain(all.iter().filter(|s| s.executable).map(|s| {
                 let head = s.offset & mask;
                 (
                     s.offset - head,
                     s.filesz.max(s.memsz) + head,
                     s.vaddr - head,
                 )
-            })
+            }))
             .chain(
                 all.iter()
                     .filter(|s| !s.executable)

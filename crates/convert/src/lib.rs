@@ -10,5 +10,7 @@
 mod profile;
 mod show;
 
-pub use profile::{profile, Input, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest};
+pub use profile::{
+    profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
+};
 pub use show::{show, ShowError};

@@ -68,6 +68,9 @@ pub struct ProfileRequest {
     pub pids: Vec<u32>,
     /// The file name the binary ran under, when it differs from its own.
     pub binary_name: Option<String>,
+    /// With `kernel`: kernel modules (`.ko`, with debug info) whose samples are profiled
+    /// too and merged into the one profile that the kernel build (modules included) reads.
+    pub modules: Vec<PathBuf>,
 }
 
 impl ProfileRequest {
@@ -81,6 +84,7 @@ impl ProfileRequest {
             ip_only: false,
             pids: Vec::new(),
             binary_name: None,
+            modules: Vec::new(),
         }
     }
 }
@@ -97,7 +101,18 @@ pub struct ProfileOutcome {
     pub functions: usize,
     pub total_samples: u64,
     pub build: Option<BuildStats>,
+    /// Each module of `ProfileRequest::modules`: what it added.
+    pub modules: Vec<ModuleOutcome>,
     pub seconds: f64,
+}
+
+/// A kernel module's part of a kernel profile.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModuleOutcome {
+    pub module: String,
+    pub inputs: Vec<CollectStats>,
+    pub functions: usize,
+    pub total_samples: u64,
 }
 
 impl ProfileOutcome {
@@ -142,6 +157,12 @@ pub fn profile(
         )));
     }
     let raw_out = req.format == OutputFormat::Raw;
+    if !req.modules.is_empty() && (raw_out || !req.kernel) {
+        return Err(ProfileError::Request(
+            "--module needs --kernel and a symbolized format (a raw aggregate holds one binary)"
+                .into(),
+        ));
+    }
     // Fail before reading any input if the result could not be symbolized.
     let sym = if raw_out {
         None
@@ -149,35 +170,8 @@ pub fn profile(
         Some(kfdo_elf::Symbolizer::new(&bin)?)
     };
     let code = kfdo_elf::Code::new(&bin)?;
-    let codemap = CodeMap::from_code(&code);
     let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
-    let opts = CollectOptions {
-        mode: if req.ip_only {
-            SampleMode::IpOnly
-        } else {
-            SampleMode::Lbr
-        },
-        pids: req.pids.clone(),
-    };
-
-    let mut raw = RawProfile::default();
-    let mut inputs = Vec::new();
-    for input in &req.inputs {
-        on_input(input.path());
-        match input {
-            Input::PerfData(p) => {
-                let (r, s) = collect_perf_data(p, &target, &codemap, &opts)?;
-                raw.merge(r);
-                inputs.push(s);
-            }
-            Input::PerfScript(p) => {
-                let (r, s) = collect_perf_script(p, &target, &codemap, &opts)?;
-                raw.merge(r);
-                inputs.push(s);
-            }
-            Input::Raw(p) => raw.merge(RawProfile::read_text(p, bin.preferred_base())?),
-        }
-    }
+    let (raw, inputs) = collect(req, &bin, &target, &code, on_input)?;
     if raw.is_empty() {
         return Err(ProfileError::Request(format!(
             "no samples: the inputs hold no range or branch counts for {}",
@@ -196,6 +190,7 @@ pub fn profile(
         functions: 0,
         total_samples: 0,
         build: None,
+        modules: Vec::new(),
         seconds: 0.0,
     };
     match (req.format, sym) {
@@ -203,26 +198,11 @@ pub fn profile(
             .write_text(out.file(), bin.preferred_base())
             .map_err(|e| out.error(e))?,
         (format, Some(sym)) => {
-            let functions = Functions::new(
-                sym.function_ranges()
-                    .iter()
-                    .map(|f| (f.start, f.end, &*f.name, f.is_func_entry)),
-            );
-            let mode = if req.ip_only { Mode::IpOnly } else { Mode::Lbr };
-            // As llvm-profgen: clang's marker symbol says the discriminators are
-            // flow-sensitive (kbuild's CONFIG_AUTOFDO_CLANG builds).
-            let disc = if bin.symbol_address(FS_DISCRIMINATOR_SYMBOL).is_some() {
-                Discriminators::FlowSensitive
-            } else {
-                Discriminators::Encoded
-            };
-            let (profile, stats) = build_profile(&raw, &code, &sym, &functions, mode, disc);
-            if profile.is_empty() {
-                return Err(ProfileError::Request(format!(
-                    "{}: the samples hit {} instructions, none with line info: was it built with -g?",
-                    req.binary.display(),
-                    stats.instructions
-                )));
+            let (mut profile, stats) = symbolize(req, &req.binary, &bin, &raw, &code, &sym)?;
+            for m in &req.modules {
+                let (p, part) = module_profile(req, m, on_input)?;
+                profile.merge(&p);
+                outcome.modules.push(part);
             }
             let fmt = match format {
                 OutputFormat::Text => Format::Text,
@@ -239,4 +219,109 @@ pub fn profile(
     out.commit()?;
     outcome.seconds = started.elapsed().as_secs_f64();
     Ok(outcome)
+}
+
+/// Reads every input for the binary `bin`.
+fn collect(
+    req: &ProfileRequest,
+    bin: &kfdo_elf::Binary,
+    target: &TargetBinary,
+    code: &kfdo_elf::Code,
+    on_input: &mut dyn FnMut(&Path),
+) -> Result<(RawProfile, Vec<CollectStats>), ProfileError> {
+    let codemap = CodeMap::from_code(code);
+    let opts = CollectOptions {
+        mode: if req.ip_only {
+            SampleMode::IpOnly
+        } else {
+            SampleMode::Lbr
+        },
+        pids: req.pids.clone(),
+    };
+    let mut raw = RawProfile::default();
+    let mut inputs = Vec::new();
+    for input in &req.inputs {
+        on_input(input.path());
+        match input {
+            Input::PerfData(p) => {
+                let (r, s) = collect_perf_data(p, target, &codemap, &opts)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
+            Input::PerfScript(p) => {
+                let (r, s) = collect_perf_script(p, target, &codemap, &opts)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
+            Input::Raw(p) => raw.merge(RawProfile::read_text(p, bin.preferred_base())?),
+        }
+    }
+    Ok((raw, inputs))
+}
+
+/// The sample profile of one binary's raw counts.
+fn symbolize(
+    req: &ProfileRequest,
+    path: &Path,
+    bin: &kfdo_elf::Binary,
+    raw: &RawProfile,
+    code: &kfdo_elf::Code,
+    sym: &kfdo_elf::Symbolizer<'_>,
+) -> Result<(kfdo_afdo::Profile, BuildStats), ProfileError> {
+    let functions = Functions::new(
+        sym.function_ranges()
+            .iter()
+            .map(|f| (f.start, f.end, &*f.name, f.is_func_entry)),
+    );
+    let mode = if req.ip_only { Mode::IpOnly } else { Mode::Lbr };
+    // As llvm-profgen: clang's marker symbol says the discriminators are
+    // flow-sensitive (kbuild's CONFIG_AUTOFDO_CLANG builds).
+    let disc = if bin.symbol_address(FS_DISCRIMINATOR_SYMBOL).is_some() {
+        Discriminators::FlowSensitive
+    } else {
+        Discriminators::Encoded
+    };
+    let (profile, stats) = build_profile(raw, code, sym, &functions, mode, disc);
+    if profile.is_empty() {
+        return Err(ProfileError::Request(format!(
+            "{}: the samples hit {} instructions, none with line info: was it built with -g?",
+            path.display(),
+            stats.instructions
+        )));
+    }
+    Ok((profile, stats))
+}
+
+/// A kernel module's profile, from the same inputs: its samples are those of the
+/// recording's mapping of the `.ko` (perf's module MMAP, or kfdo's for an emulated guest).
+fn module_profile(
+    req: &ProfileRequest,
+    path: &Path,
+    on_input: &mut dyn FnMut(&Path),
+) -> Result<(kfdo_afdo::Profile, ModuleOutcome), ProfileError> {
+    let bin = kfdo_elf::Binary::open(path)?;
+    if !bin.is_relocatable() {
+        return Err(ProfileError::Request(format!(
+            "{}: --module takes a kernel module (a relocatable .ko), not this ELF type",
+            path.display()
+        )));
+    }
+    let sym = kfdo_elf::Symbolizer::new(&bin)?;
+    let code = kfdo_elf::Code::new(&bin)?;
+    let target = TargetBinary::new(&bin, None, false);
+    let (raw, inputs) = collect(req, &bin, &target, &code, on_input)?;
+    if raw.is_empty() {
+        return Err(ProfileError::Request(format!(
+            "no samples: the inputs hold no range or branch counts for the module {}",
+            path.display()
+        )));
+    }
+    let (profile, _) = symbolize(req, path, &bin, &raw, &code, &sym)?;
+    let part = ModuleOutcome {
+        module: path.display().to_string(),
+        inputs,
+        functions: profile.len(),
+        total_samples: profile.total(),
+    };
+    Ok((profile, part))
 }

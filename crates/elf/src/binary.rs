@@ -12,7 +12,7 @@ use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{elf, Object, ObjectSection};
 
 use crate::arch::Arch;
-use crate::debug_sections::DebugSections;
+use crate::debug_sections::{DebugSections, SectionError};
 use crate::error::ElfError;
 use crate::segments::{self, LoadSegment};
 use crate::symbols::Symbols;
@@ -66,13 +66,15 @@ pub struct Binary {
     preferred_text: Vec<u64>,
     build_id: Option<std::ops::Range<usize>>,
     sections: Vec<SectionInfo>,
+    /// ET_REL only: the address kfdo gives each section (see `relocatable`).
+    section_bases: Option<Vec<u64>>,
     debuglink: Option<String>,
     symbols: OnceLock<Symbols>,
     /// Owned here, not by a `Symbolizer`, because a `Symbolizer<'a>` lends
     /// out `&'a` slices of these bytes (which it could not if it owned them)
     /// and so that several symbolizers of one binary decompress once.
-    /// The error is (section, what) for `ElfError::Decompress`.
-    debug: OnceLock<Result<DebugSections, (String, String)>>,
+    /// The error becomes `ElfError::Decompress` or `ElfError::Relocate`.
+    debug: OnceLock<Result<DebugSections, SectionError>>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -171,6 +173,8 @@ impl Binary {
         }
         let (preferred_text, _) = segments::preferred_text_segments(&segments);
 
+        let section_bases =
+            (e_type == elf::ET_REL).then(|| crate::relocatable::section_bases(&file));
         let mut sections = Vec::new();
         for s in file.sections() {
             let (offset, _) = s.file_range().unwrap_or((0, 0));
@@ -179,7 +183,10 @@ impl Binary {
             sections.push(SectionInfo {
                 index: s.index().0,
                 name: String::from_utf8_lossy(s.name_bytes().unwrap_or(b"")).into_owned(),
-                addr: s.address(),
+                addr: match &section_bases {
+                    Some(b) => b.get(s.index().0).copied().unwrap_or(0),
+                    None => s.address(),
+                },
                 size: s.size(),
                 offset,
                 flags: sh.sh_flags(endian),
@@ -201,6 +208,7 @@ impl Binary {
             preferred_text,
             build_id,
             sections,
+            section_bases,
             debuglink,
             symbols: OnceLock::new(),
             debug: OnceLock::new(),
@@ -229,6 +237,14 @@ impl Binary {
     /// The NT_GNU_BUILD_ID descriptor bytes, if the binary has one.
     pub fn build_id(&self) -> Option<&[u8]> {
         self.build_id.clone().map(|r| &self.data[r])
+    }
+
+    /// ET_REL: a relocatable object such as a kernel module (`.ko`). Its sections,
+    /// symbols and debug info have the addresses of kfdo's layout (`relocatable`):
+    /// executable sections first, as the kernel's module loader places them, from
+    /// [`crate::RELOCATABLE_LAYOUT_BASE`] (so that no code sits at address 0).
+    pub fn is_relocatable(&self) -> bool {
+        self.e_type == elf::ET_REL
     }
 
     /// ET_DYN: a PIE or a shared library, loaded at a runtime-chosen base.
@@ -290,7 +306,7 @@ impl Binary {
     /// The `.symtab` symbols (parsed on first use).
     pub fn symbols(&self) -> &Symbols {
         self.symbols.get_or_init(|| match self.elf() {
-            Ok(file) => Symbols::load(&file, self.data()),
+            Ok(file) => Symbols::load(&file, self.data(), self.section_bases.as_deref()),
             Err(_) => Symbols::default(),
         })
     }
@@ -319,16 +335,29 @@ impl Binary {
     /// the life of the `Binary`.
     pub(crate) fn debug_sections(&self) -> Result<&DebugSections, ElfError> {
         let loaded = self.debug.get_or_init(|| match self.elf() {
-            Ok(file) => DebugSections::load(&file, self.data()),
-            Err(e) => Err(("(headers)".to_string(), e.to_string())),
+            Ok(file) => DebugSections::load(&file, self.data(), self.section_bases.as_deref()),
+            Err(e) => Err(SectionError {
+                section: "(headers)".to_string(),
+                what: e.to_string(),
+                relocating: false,
+            }),
         });
-        loaded
-            .as_ref()
-            .map_err(|(section, what)| ElfError::Decompress {
-                path: self.path.clone(),
-                section: section.clone(),
-                what: what.clone(),
-            })
+        loaded.as_ref().map_err(|e| {
+            let (path, section, what) = (self.path.clone(), e.section.clone(), e.what.clone());
+            if e.relocating {
+                ElfError::Relocate {
+                    path,
+                    section,
+                    what,
+                }
+            } else {
+                ElfError::Decompress {
+                    path,
+                    section,
+                    what,
+                }
+            }
+        })
     }
 
     /// Re-parses the ELF headers; cheap (no copying), used by the lazy stages.

@@ -20,6 +20,15 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
+/// Why a debug section could not be read: its decompression or (in a relocatable
+/// object) its relocation failed.
+#[derive(Clone, Debug)]
+pub(crate) struct SectionError {
+    pub section: String,
+    pub what: String,
+    pub relocating: bool,
+}
+
 pub(crate) struct DebugSections {
     sections: Vec<(gimli::SectionId, Bytes)>,
 }
@@ -42,12 +51,15 @@ const IDS: &[gimli::SectionId] = &[
 impl DebugSections {
     /// Reads (and if needed decompresses) the sections of `file`, which was
     /// parsed from `data` (the whole file: uncompressed sections are kept as
-    /// ranges of it). The error is (section name, what went wrong); the
-    /// caller wraps it in `ElfError::Decompress`.
+    /// ranges of it). The error names the section and what went wrong; the
+    /// caller wraps it in `ElfError::Decompress` or `ElfError::Relocate`.
+    /// `bases`: for a relocatable object (a kernel module), the section layout to
+    /// relocate against; its debug sections are then always owned, relocated copies.
     pub(crate) fn load(
         file: &ElfFile64<'_, object::Endianness>,
         data: &[u8],
-    ) -> Result<DebugSections, (String, String)> {
+        bases: Option<&[u64]>,
+    ) -> Result<DebugSections, SectionError> {
         let base = data.as_ptr() as usize;
         let mut sections = Vec::new();
         for &id in IDS {
@@ -55,9 +67,23 @@ impl DebugSections {
             let Some(sec) = file.section_by_name(id.name()) else {
                 continue;
             };
-            let data = sec
-                .uncompressed_data()
-                .map_err(|e| (id.name().to_string(), e.to_string()))?;
+            let data = sec.uncompressed_data().map_err(|e| SectionError {
+                section: id.name().to_string(),
+                what: e.to_string(),
+                relocating: false,
+            })?;
+            if let Some(bases) = bases {
+                let mut owned = data.into_owned();
+                crate::relocatable::relocate(file, &sec, bases, &mut owned).map_err(|what| {
+                    SectionError {
+                        section: id.name().to_string(),
+                        what,
+                        relocating: true,
+                    }
+                })?;
+                sections.push((id, Bytes::Owned(owned)));
+                continue;
+            }
             let bytes = match data {
                 std::borrow::Cow::Borrowed(b) => {
                     let start = b.as_ptr() as usize - base;

@@ -42,6 +42,13 @@ pub enum ElfError {
         what: String,
     },
 
+    #[error("{path}: cannot relocate section {section} of this relocatable object: {what}; kfdo reads the debug info of x86-64 kernel modules (.ko) and objects", path = .path.display())]
+    Relocate {
+        path: PathBuf,
+        section: String,
+        what: String,
+    },
+
     #[error("{path}: bad DWARF in {section} at offset {offset:#x}: {what}; the debug info is corrupt or uses an unsupported extension", path = .path.display())]
     Dwarf {
         path: PathBuf,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// (re-exports only) and this file sit above everything and are not checked.
 const LAYERS: &[&[&str]] = &[
     &["error"],
-    &["segments", "build_id", "arch"],
+    &["segments", "build_id", "arch", "relocatable"],
     &["symbols", "debug_sections"],
     &["binary"],
     &["code", "dwarf"],

@@ -20,7 +20,9 @@
 //! so an import cycle cannot come back):
 //!
 //! 1. `error`: [`ElfError`].
-//! 2. `segments`, `build_id`, `arch`: functions of the headers and bytes.
+//! 2. `segments`, `build_id`, `arch`, `relocatable`: functions of the headers and
+//!    bytes (`relocatable`: the section layout and debug-info relocation of ET_REL
+//!    objects, i.e. kernel modules).
 //!    `arch` owns [`Arch`] and [`InsnKind`], the vocabulary shared by the
 //!    decoders and the layers that use them.
 //! 3. `symbols`, `debug_sections`: tables read from the parsed `object` file
@@ -45,6 +47,7 @@ mod dwarf;
 mod error;
 #[cfg(test)]
 mod layering;
+mod relocatable;
 mod segments;
 mod symbolizer;
 mod symbols;
@@ -53,6 +56,7 @@ pub use arch::{Arch, InsnKind};
 pub use binary::{Binary, SectionInfo};
 pub use code::Code;
 pub use error::ElfError;
+pub use relocatable::LAYOUT_BASE as RELOCATABLE_LAYOUT_BASE;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};
 pub use symbolizer::{canonical_fn_name, Frame, FuncRange, Function, Symbolizer};
 pub use symbols::{Symbol, Symbols};

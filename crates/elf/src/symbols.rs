@@ -10,7 +10,8 @@ use object::{Object, ObjectSymbol, SymbolSection};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Symbol {
-    /// `st_value` (for ET_EXEC/ET_DYN: the link-time virtual address).
+    /// `st_value` (for ET_EXEC/ET_DYN: the link-time virtual address; for ET_REL:
+    /// plus its section's address in kfdo's layout).
     pub addr: u64,
     pub size: u64,
     /// Section index the symbol is defined in; `None` for undefined,
@@ -47,7 +48,13 @@ impl Symbols {
     /// (the whole file: names are kept as offsets into it). Takes the parsed
     /// file rather than a `Binary` so that `Binary` can cache the result
     /// without this module depending on it.
-    pub(crate) fn load(file: &ElfFile64<'_, object::Endianness>, data: &[u8]) -> Symbols {
+    /// `bases`: for a relocatable object, each section's address in kfdo's layout,
+    /// added to the section-relative `st_value` of the symbols defined in it.
+    pub(crate) fn load(
+        file: &ElfFile64<'_, object::Endianness>,
+        data: &[u8],
+        bases: Option<&[u64]>,
+    ) -> Symbols {
         let base = data.as_ptr() as usize;
         let convert = |s: object::read::elf::ElfSymbol<
             '_,
@@ -65,8 +72,12 @@ impl Symbols {
                 _ => None,
             };
             let raw = s.elf_symbol();
+            let base = match (bases, section) {
+                (Some(b), Some(i)) => b.get(i as usize).copied().unwrap_or(0),
+                _ => 0,
+            };
             Symbol {
-                addr: s.address(),
+                addr: s.address().wrapping_add(base),
                 size: s.size(),
                 section,
                 st_type: raw.st_info & 0xf,

@@ -21,6 +21,7 @@ pub mod request;
 pub mod stdio;
 
 pub use emulated::counters::{CacheModel, Counters, CountersFile, DomainCounts};
+pub use emulated::guest_modules::{GuestModules, PlacedModule};
 pub use emulated::system::{
     kernel_command_line, record_system, Filter, KernelElf, SystemConfig, SystemOutcome,
 };

@@ -9,7 +9,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 # Small sizes; tcp_stream's is not a multiple of its 16 KiB writes on purpose.
-suite="tcp_rr:2000,tcp_stream:4000037,pipe:2000,unix:2000,ctxsw:2000,fork_exit:100,fork_exec:50,file:500,syscall:100000"
+suite="tcp_rr:2000,tcp_stream:4000037,pipe:2000,unix:2000,ctxsw:2000,fork_exit:100,fork_exec:50,file:500,syscall:100000,tun:2000"
 
 if [ $# -gt 0 ]; then
     compilers=("$@")

@@ -31,6 +31,10 @@ pub struct Args {
     /// BIN is a vmlinux: count samples in `[kernel.kallsyms]`.
     #[arg(long)]
     kernel: bool,
+    /// With --kernel: a kernel module (`.ko` with debug info) to profile too, merged into
+    /// the one profile the kernel build reads (repeat for several).
+    #[arg(long, value_name = "KO")]
+    module: Vec<PathBuf>,
     /// Samples without branch stacks (e.g. `perf record -e cpu-clock`): each IP counts once.
     #[arg(long)]
     ip_only: bool,
@@ -73,6 +77,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         ip_only: a.ip_only,
         pids: a.pid.clone(),
         binary_name: a.binary_name.clone(),
+        modules: a.module.clone(),
         ..ProfileRequest::new(&a.binary, inputs, &a.output)
     };
     let spinner = g.progress(None, "reading");
@@ -96,6 +101,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         summary.format,
         summary.seconds
     ));
+    for m in &summary.modules {
+        g.info(format!(
+            "  module {}: {} functions, {} samples",
+            m.module, m.functions, m.total_samples
+        ));
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }

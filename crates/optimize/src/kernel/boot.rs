@@ -137,6 +137,17 @@ impl KernelCtx {
         };
         cfg.counters = b.counters.clone();
         let console_file = std::fs::File::create(&b.console)?;
+        if !r.workload.modules.is_empty() {
+            cfg.modules = Some(kfdo_record::GuestModules {
+                console: b.console.clone(),
+                files: r
+                    .workload
+                    .modules
+                    .iter()
+                    .map(|m| b.kernel.dir.join(m))
+                    .collect(),
+            });
+        }
         cfg.stdio = kfdo_record::StdioPlan {
             stdin: kfdo_record::StdStream::Null,
             stdout: kfdo_record::StdStream::file(console_file.try_clone()?),
@@ -151,8 +162,13 @@ impl KernelCtx {
             b.console.display()
         );
         let outcome = recorded.map_err(|e| {
+            // A workload that failed explains the recording's trouble (no window, say).
+            let cause = match parse_console(&console) {
+                Console::Failed(line) => format!("the workload failed in the guest: {line}"),
+                _ => e.to_string(),
+            };
             anyhow::anyhow!(
-                "{what}: {e}\nthe console's last lines:\n{}",
+                "{what}: {cause}\nthe console's last lines:\n{}",
                 tail(&console, 15)
             )
         })?;

@@ -1,7 +1,8 @@
 //! The initramfs the guest boots into: the recipe's workload, built once by its
 //! `build-initramfs.sh` (static `/init` and workload programs), and per variant the
-//! modules the workload loads, appended as a second cpio archive (the kernel unpacks
-//! concatenated archives in order), since a module belongs to the kernel it was built with.
+//! modules the workload loads, in an uncompressed cpio archive put before it (the kernel
+//! unpacks concatenated archives in order), since a module belongs to the kernel it was
+//! built with.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -57,6 +58,7 @@ impl KernelCtx {
             .add("base", &base.1)
             .add("kernel", &k.hash)
             .add("modules", format!("{:?}", r.workload.modules))
+            .add("order", "modules archive, then the workload's")
             .finish();
         let step = format!("initramfs {}", k.variant);
         let done = self.step(&step, key, std::slice::from_ref(&out), |log| {
@@ -88,8 +90,11 @@ impl KernelCtx {
                     .current_dir(&stage),
                 Stdout::Log,
             )?;
-            let mut bytes = std::fs::read(&base.0)?;
-            bytes.extend(std::fs::read(&modules_cpio)?);
+            // The uncompressed archive first (as early microcode is): the kernel's
+            // unpacker finds a second archive after an uncompressed one, but after a
+            // gzip'd one it stops with "invalid magic at start of compressed archive".
+            let mut bytes = std::fs::read(&modules_cpio)?;
+            bytes.extend(std::fs::read(&base.0)?);
             std::fs::write(&out, bytes)?;
             Ok(serde_json::json!({}))
         })?;

@@ -114,7 +114,7 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
 
     // kfdo's profile, and llvm-profgen-19's of the same recording: the reference, and
     // the check that the two agree.
-    let kfdo_profile = ctx.kernel_profile_kfdo(&baseline, &training)?;
+    let (kfdo_profile, kfdo_vmlinux_profile) = ctx.kernel_profile_kfdo(&baseline, &training)?;
     let profgen_profile = Some(ctx.kernel_profile_llvm_profgen(&baseline, &training)?);
     let mut notes = vec![format!(
         "Linux {} ({}), {} configuration{}; training: kfdo.run={} on the baseline, recorded \
@@ -138,7 +138,11 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         r.workload.train
     )];
     if let Some(p) = &profgen_profile {
-        notes.push(crate::pipeline::profiles_agree(&kfdo_profile.path, &p.path));
+        // llvm-profgen reads the vmlinux only: the comparison leaves the modules out.
+        notes.push(crate::pipeline::profiles_agree(
+            &kfdo_vmlinux_profile,
+            &p.path,
+        ));
     }
 
     // The other variants, one build at a time.
@@ -308,27 +312,41 @@ impl KernelCtx {
         })
     }
 
-    /// kfdo's kernel AutoFDO profile (extbinary) of a recording of `k`.
+    /// kfdo's kernel AutoFDO profile (extbinary) of a recording of `k`, the workload's
+    /// modules included, and the path of its vmlinux-only twin (the same file when there
+    /// are no modules), the one to hold against llvm-profgen's.
     pub fn kernel_profile_kfdo(
         &self,
         k: &BuiltKernel,
         rec: &KernelRecording,
-    ) -> anyhow::Result<ProfileFile> {
+    ) -> anyhow::Result<(ProfileFile, PathBuf)> {
         let out = self.dir("profiles/kfdo.afdo");
+        let modules: Vec<PathBuf> = self
+            .recipe
+            .workload
+            .modules
+            .iter()
+            .map(|m| k.dir.join(m))
+            .collect();
+        let vmlinux_only = if modules.is_empty() {
+            out.clone()
+        } else {
+            self.dir("profiles/kfdo-vmlinux.afdo")
+        };
         let key = Key::new("kernel profile kfdo")
             .add("vmlinux", &k.hash)
             .add("perf.data", &rec.hash)
+            .add("modules", format!("{modules:?}"))
             .add("kfdo", &self.kfdo_hash)
             .finish();
-        let done = self.step("profile kfdo", key, std::slice::from_ref(&out), |log| {
+        let outputs = [out.clone(), vmlinux_only.clone()];
+        let done = self.step("profile kfdo", key, &outputs, |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
+            let inputs = vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())];
             let req = kfdo_convert::ProfileRequest {
                 kernel: true,
-                ..kfdo_convert::ProfileRequest::new(
-                    &k.vmlinux,
-                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
-                    &out,
-                )
+                modules: modules.clone(),
+                ..kfdo_convert::ProfileRequest::new(&k.vmlinux, inputs.clone(), &out)
             };
             let s = kfdo_convert::profile(&req, &mut |_| {}).map_err(|e| log.failed(e))?;
             let written = kfdo_afdo::read_profile(&out).map_err(|e| log.failed(e))?;
@@ -342,12 +360,32 @@ impl KernelCtx {
                 s.functions,
                 s.total_samples
             ));
-            Ok(serde_json::json!({}))
+            for m in &s.modules {
+                log.say(&format!(
+                    "  module {}: {} functions, {} samples",
+                    m.module, m.functions, m.total_samples
+                ));
+            }
+            if !modules.is_empty() {
+                let req = kfdo_convert::ProfileRequest {
+                    kernel: true,
+                    ..kfdo_convert::ProfileRequest::new(&k.vmlinux, inputs, &vmlinux_only)
+                };
+                kfdo_convert::profile(&req, &mut |_| {}).map_err(|e| log.failed(e))?;
+            }
+            Ok(serde_json::json!({
+                "modules": s.modules.iter().map(|m| serde_json::json!({
+                    "module": m.module, "functions": m.functions, "samples": m.total_samples,
+                })).collect::<Vec<_>>(),
+            }))
         })?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
-        })
+        Ok((
+            ProfileFile {
+                hash: done.hash_of(&out).to_string(),
+                path: out,
+            },
+            vmlinux_only,
+        ))
     }
 
     /// llvm-profgen-19's kernel profile of the same recording: the reference converter.

@@ -2,6 +2,7 @@
 //! samples with a `[kernel.kallsyms]` mapping.
 
 use crate::emulated::counters::{Counters, ProcessCounters};
+use crate::emulated::guest_modules::{GuestModules, PlacedModule};
 use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
@@ -45,6 +46,8 @@ pub struct SystemConfig {
     pub stdio: StdioPlan,
     /// The whole boot, or only the windows the guest's workload marks.
     pub window: Window,
+    /// Modules the guest loads, whose samples then go to their `.ko` files.
+    pub modules: Option<GuestModules>,
 }
 
 impl SystemConfig {
@@ -65,6 +68,7 @@ impl SystemConfig {
             timeout_s: 600,
             stdio: StdioPlan::default(),
             window: Window::Whole,
+            modules: None,
         }
     }
 }
@@ -86,6 +90,8 @@ pub struct SystemOutcome {
     pub elapsed: Duration,
     /// Measurement windows the guest opened (with `Window::Markers`).
     pub windows: Option<usize>,
+    /// The modules placed (`SystemConfig::modules`), each with a mapping in the perf.data.
+    pub modules: Vec<PlacedModule>,
 }
 
 /// x86-64 KASLR moves the kernel by a multiple of CONFIG_PHYSICAL_ALIGN (2 MiB by default).
@@ -249,13 +255,17 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     // kernel text the guest executed (the boot's, which a window leaves out).
     // Only the kernel image's range: module code (above it) and the direct map (below)
     // are not part of vmlinux and must not stretch its mapping.
+    let modules = match &cfg.modules {
+        Some(g) => crate::emulated::guest_modules::place(g, &mut warnings)?,
+        None => Vec::new(),
+    };
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut outside_image = 0u64;
     let mut see = |a: u64| {
         if (KERNEL_TEXT_LO..KERNEL_TEXT_HI).contains(&a) {
             lo = lo.min(a);
             hi = hi.max(a);
-        } else if a >= KERNEL_HALF {
+        } else if a >= KERNEL_HALF && !modules.iter().any(|m| m.contains(a)) {
             outside_image += 1;
         }
     };
@@ -270,8 +280,9 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     }
     if outside_image > 0 {
         warnings.push(format!(
-            "{outside_image} recorded kernel addresses lie outside the kernel image (module \
-             code, most likely): they are kept in the perf.data but not attributed to vmlinux"
+            "{outside_image} recorded kernel addresses lie outside the kernel image and the \
+             placed modules (code of other modules, most likely): they are kept in the \
+             perf.data but attributed to no file"
         ));
     }
     if lo <= hi {
@@ -319,6 +330,18 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         }
         None
     };
+
+    for m in &modules {
+        let map = m.map(stream.header.start_ns);
+        elves.insert(
+            map.path.clone(),
+            Some(ElfInfo {
+                loads: Vec::new(),
+                build_id: m.build_id.clone(),
+            }),
+        );
+        maps.push(map);
+    }
 
     let written = crate::emulated::perfout::write(
         &cfg.output,
@@ -377,6 +400,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         exit_status: status.code(),
         elapsed: started.elapsed(),
         windows: (cfg.window == Window::Markers).then_some(cap.windows),
+        modules,
     })
 }
 

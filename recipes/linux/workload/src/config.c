@@ -80,12 +80,14 @@ static int parse_repeat(struct config *c, const char *s)
 
 static int parse_exit(struct config *c, const char *s)
 {
-	if (strcmp(s, "shell") == 0)
-		c->exit_shell = true;
+	if (strcmp(s, "reboot") == 0)
+		c->exit = EXIT_REBOOT;
 	else if (strcmp(s, "poweroff") == 0)
-		c->exit_shell = false;
+		c->exit = EXIT_POWEROFF;
+	else if (strcmp(s, "shell") == 0)
+		c->exit = EXIT_SHELL;
 	else
-		return fail_msg("'%s' is neither shell nor poweroff", s);
+		return fail_msg("'%s' is none of reboot, poweroff, shell", s);
 	return 0;
 }
 
@@ -160,7 +162,7 @@ static int from_env(struct config *c, const char **subject)
 
 /*
  * Fills c; on failure returns -1 with *subject naming the parameter at fault.
- * Whatever fails, c->exit_shell is valid (the default, poweroff, unless
+ * Whatever fails, c->exit is valid (the default, reboot, unless
  * kfdo.exit= said otherwise).
  */
 int config_load(struct config *c, bool as_init, const char **subject)

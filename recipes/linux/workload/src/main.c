@@ -2,7 +2,7 @@
  * kfdo-workload: the /init of kfdo's kernel-training initramfs. It runs the
  * workloads that kfdo.run= names, each timing and marking (for kfdo's emulated
  * recording) only its steady-state loop, prints one result line per workload on
- * the console, then powers the machine off so that QEMU exits.
+ * the console, then reboots the machine, which ends QEMU (run with -no-reboot).
  *
  * Not PID 1 (a test on the host), it takes KFDO_RUN from the environment,
  * leaves the system alone and exits 0 or 1.
@@ -53,12 +53,14 @@ static bool run_all(struct config *c, bool as_init)
 static void __attribute__((noreturn)) finish_as_init(const struct config *c)
 {
 	sync();
-	if (c->exit_shell && access("/bin/sh", X_OK) == 0) {
+	if (c->exit == EXIT_SHELL && access("/bin/sh", X_OK) == 0) {
 		execl("/bin/sh", "sh", (char *)NULL);
 		perror("kfdo-workload: exec /bin/sh");
 	}
-	reboot(RB_POWER_OFF);
-	/* Still here (no ACPI power-off?): halt, and failing that wait forever. */
+	if (c->exit == EXIT_POWEROFF)
+		reboot(RB_POWER_OFF); /* without a power-off driver the kernel halts here */
+	reboot(RB_AUTOBOOT);
+	/* Still here: halt, and failing that wait forever. */
 	reboot(RB_HALT_SYSTEM);
 	for (;;)
 		pause();

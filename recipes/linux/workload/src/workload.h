@@ -82,6 +82,7 @@ workload_fn wl_ctxsw;                   /* wl_ctxsw.c */
 workload_fn wl_fork_exit, wl_fork_exec; /* wl_fork.c */
 workload_fn wl_file;                    /* wl_file.c */
 workload_fn wl_syscall;                 /* wl_syscall.c */
+workload_fn wl_tun;                     /* wl_tun.c */
 
 /* config.c */
 #define MAX_RUNS 64
@@ -91,11 +92,18 @@ struct run {
 	uint64_t size;
 };
 
+/*
+ * What PID 1 does at the end. Rebooting is the default: it ends QEMU (run with
+ * -no-reboot) on any kernel, while powering off needs ACPI, which the recipe's
+ * small kernel leaves out (without it the kernel only halts, and QEMU waits).
+ */
+enum exit_mode { EXIT_REBOOT, EXIT_POWEROFF, EXIT_SHELL };
+
 struct config {
 	struct run runs[MAX_RUNS];
 	size_t n_runs;
 	uint64_t repeat;
-	bool exit_shell;
+	enum exit_mode exit;
 	const char *insmod; /* comma-separated module paths, or NULL */
 };
 

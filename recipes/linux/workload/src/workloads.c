@@ -14,6 +14,7 @@ static const struct workload workloads[] = {
 	{ "fork_exec", wl_fork_exec },
 	{ "file", wl_file },
 	{ "syscall", wl_syscall },
+	{ "tun", wl_tun },
 };
 
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
