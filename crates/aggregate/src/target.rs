@@ -53,8 +53,12 @@ impl TargetBinary {
         let mask = kfdo_elf::PROFGEN_PAGE_SIZE - 1;
         let all = bin.load_segments();
         // A relocatable object (a kernel module) has no segments: a mapping's pgoff is an
-        // address in kfdo's section layout (kfdo_elf), as kfdo's recorder writes it.
-        let relocatable = bin.is_relocatable().then_some((0, u64::MAX >> 1, 0));
+        // offset into kfdo's section layout (kfdo_elf), whose code starts as the module
+        // loader places it. perf maps a module at its base with pgoff 0 (where `.text`,
+        // its first code section, lands); kfdo's recorder maps `.text` at its offset.
+        let relocatable =
+            bin.is_relocatable()
+                .then_some((0, u64::MAX >> 1, kfdo_elf::RELOCATABLE_LAYOUT_BASE));
         let segments = relocatable
             .into_iter()
             .chain(all.iter().filter(|s| s.executable).map(|s| {

@@ -51,6 +51,10 @@ pub struct KernelBoot {
     pub filter: Filter,
     /// The system emulator (default: qemu-system-x86_64 from PATH).
     pub qemu_system: Option<PathBuf>,
+    /// Kernel modules (`.ko`) the guest loads and reports (`kfdo-module:` lines): their
+    /// samples are mapped to these files. The guest's console then goes to
+    /// `OUTPUT.console.txt`, where the recorder reads those lines.
+    pub modules: Vec<PathBuf>,
 }
 
 /// A recording to make.
@@ -293,5 +297,19 @@ fn record_kernel(req: &RecordRequest, boot: &KernelBoot) -> Result<SystemOutcome
     cfg.filter = boot.filter;
     cfg.stdio = req.child.stdio.clone();
     cfg.window = req.window;
+    if !boot.modules.is_empty() {
+        let console = req.output.with_extension("console.txt");
+        let file = std::fs::File::create(&console).map_err(|e| {
+            Error::io(
+                format!("cannot create the console file {}", console.display()),
+                e,
+            )
+        })?;
+        cfg.stdio.stdout = crate::StdStream::file(file);
+        cfg.modules = Some(crate::GuestModules {
+            console,
+            files: boot.modules.clone(),
+        });
+    }
     record_system(&cfg)
 }

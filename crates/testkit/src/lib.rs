@@ -134,6 +134,32 @@ pub fn test_kernel() -> Option<PathBuf> {
     Some(dir)
 }
 
+/// Where the kernel-recipe test (`kfdo optimize` on a real kernel) keeps its output:
+/// `${KFDO_KERNEL_RECIPE_CACHE:-~/.cache/kfdo/kernel-recipe-test}`, outside the checkout,
+/// so that its kernel builds (tens of minutes on 2 cores) are reused by later runs whose
+/// inputs (source, config, compiler, profile) are unchanged; every other step (boots,
+/// recordings, profiles, judging, packages) is redone whenever kfdo changed.
+///
+/// Like [`test_kernel`]: on a developer's machine the test is skipped unless the directory
+/// exists or `KFDO_KERNEL_TESTS=1`; where tests must run ([`required`]) it runs.
+pub fn kernel_recipe_out() -> Option<PathBuf> {
+    let dir = match std::env::var_os("KFDO_KERNEL_RECIPE_CACHE") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(".cache/kfdo/kernel-recipe-test"),
+    };
+    let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
+    if !dir.is_dir() && !asked && !required() {
+        eprintln!(
+            "skipped: no kernel-recipe test directory {} (set KFDO_KERNEL_TESTS=1 to run the \
+             test, which builds two kernels: 40 minutes or more on 2 cores)",
+            dir.display()
+        );
+        return None;
+    }
+    Some(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -72,6 +72,12 @@ pub struct Args {
     /// With --emulated-kernel: the vmlinux (with symbols) to name in the perf.data.
     #[arg(long, value_name = "VMLINUX")]
     vmlinux: Option<PathBuf>,
+    /// With --emulated-kernel: a kernel module (.ko) the guest loads and reports with a
+    /// `kfdo-module: NAME 0xTEXT SIZE` console line (as recipes/linux/workload's /init
+    /// does); its samples are mapped to the file. The console then goes to
+    /// OUTPUT.console.txt. Repeat for several.
+    #[arg(long, value_name = "KO")]
+    module: Vec<PathBuf>,
     /// What to record: the whole run, or (emulated) only the windows the program marks
     /// with KFDO_WINDOW_START / KFDO_WINDOW_STOP (crates/record/markers/kfdo_markers.h).
     #[arg(long, value_enum, default_value = "whole")]
@@ -132,6 +138,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 kfdo_record::Filter::Kernel
             },
             qemu_system: a.qemu_system.clone(),
+            modules: a.module.clone(),
         })
     } else if a.system {
         let Some(seconds) = a.duration else {
@@ -260,6 +267,34 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
     ));
     if let Some(n) = out.windows {
         g.info(format!("kfdo record: {n} measurement window(s) recorded"));
+    }
+    for m in &out.modules {
+        g.info(format!(
+            "kfdo record: module {} .text at {:#x} -> {}",
+            m.name,
+            m.text,
+            m.file.display()
+        ));
+    }
+    if !a.module.is_empty() {
+        g.info(format!(
+            "kfdo record: guest console in {}",
+            out.output.with_extension("console.txt").display()
+        ));
+    }
+    for m in &out.modules {
+        g.info(format!(
+            "kfdo record: module {} .text at {:#x} -> {}",
+            m.name,
+            m.text,
+            m.file.display()
+        ));
+    }
+    if !a.module.is_empty() {
+        g.info(format!(
+            "kfdo record: guest console in {}",
+            out.output.with_extension("console.txt").display()
+        ));
     }
     if a.json {
         let j = serde_json::json!({

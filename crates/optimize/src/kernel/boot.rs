@@ -190,7 +190,7 @@ impl KernelCtx {
                 if outcome
                     .warnings
                     .iter()
-                    .any(|w| w.contains("timeout") || w.contains("timed out"))
+                    .any(|w| w.contains("did not finish within"))
                 {
                     format!(" within {} s", r.kernel.boot_timeout_s)
                 } else {

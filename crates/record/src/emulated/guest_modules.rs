@@ -28,9 +28,9 @@ pub struct PlacedModule {
     /// Runtime address of `.text`.
     pub text: u64,
     pub text_len: u64,
-    /// `.text`'s address in kfdo's layout of the relocatable file (kfdo_elf), the
-    /// mapping's pgoff.
-    pub text_in_file: u64,
+    /// `.text`'s offset in kfdo's layout of the relocatable file (kfdo_elf: its address
+    /// there less the layout's base; 0 when `.text` comes first), the mapping's pgoff.
+    pub text_offset: u64,
     pub build_id: Option<Vec<u8>>,
 }
 
@@ -47,7 +47,7 @@ impl PlacedModule {
             tid: 0,
             start: self.text,
             len: self.text_len,
-            pgoff: self.text_in_file,
+            pgoff: self.text_offset,
             prot: libc::PROT_READ as u32 | libc::PROT_EXEC as u32,
             flags: 0,
             maj: 0,
@@ -124,7 +124,7 @@ pub fn place(g: &GuestModules, warnings: &mut Vec<String>) -> Result<Vec<PlacedM
             file: file.clone(),
             text,
             text_len: sec.size,
-            text_in_file: sec.addr,
+            text_offset: sec.addr - kfdo_elf::RELOCATABLE_LAYOUT_BASE,
             build_id: bin.build_id().map(<[u8]>::to_vec),
         });
     }

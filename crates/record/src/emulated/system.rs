@@ -216,8 +216,9 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             // SIGTERM: QEMU shuts down cleanly and the plugin writes its tail.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             warnings.push(format!(
-                "the guest did not power off within {} s: QEMU was stopped; the samples \
-                 recorded until then are kept (have the workload call reboot(RB_POWER_OFF))",
+                "the guest did not finish within {} s (no power-off or reboot): QEMU was \
+                 stopped; the samples recorded until then are kept (have the workload call \
+                 reboot(RB_AUTOBOOT) at its end)",
                 cfg.timeout_s
             ));
         }
@@ -248,6 +249,17 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         ));
     }
     if cfg.window == Window::Markers && cap.windows == 0 {
+        if timed_out {
+            return Err(Error::Program {
+                program: cfg.kernel.display().to_string(),
+                what: format!(
+                    "the guest did not finish within {} s: QEMU was stopped before the \
+                     workload opened a measurement window (raise the timeout, or see the \
+                     console for a boot that hangs)",
+                    cfg.timeout_s
+                ),
+            });
+        }
         return Err(crate::emulated::no_window(cfg.kernel.display().to_string()));
     }
 
