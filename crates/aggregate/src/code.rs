@@ -1,5 +1,6 @@
 //! What the aggregator needs to know about the binary's code: which addresses
-//! start instructions, and where the direct unconditional jumps are.
+//! start instructions, and where the instructions no fall-through run can cross are
+//! (llvm-profgen's UncondBranchAddrSet).
 //!
 //! Both are bitmaps over the text's address span (one bit per byte), because
 //! the aggregator asks `is_code` twice per branch record: 128 million times for
@@ -15,8 +16,8 @@ pub struct CodeMap {
 }
 
 impl CodeMap {
-    /// `insns`: every instruction start; `uncond_jumps`: the direct `jmp`s
-    /// (llvm-profgen's UncondBranchAddrSet: branch, barrier, not indirect).
+    /// `insns`: every instruction start; `uncond_jumps`: the instructions a linear run
+    /// cannot pass (llvm-profgen's UncondBranchAddrSet: calls, returns, direct `jmp`s).
     pub fn new(insns: &[u64], uncond_jumps: &[u64]) -> Self {
         let (Some(&lo), Some(&hi)) = (insns.iter().min(), insns.iter().max()) else {
             return Self::default();
@@ -51,7 +52,12 @@ impl CodeMap {
         for i in 0..n {
             let a = code.addr(i);
             insns.push(a);
-            if code.kind(i) == kfdo_elf::InsnKind::Jump {
+            // As llvm-profgen-19: a call or a return always leaves the run, so a range
+            // over one is bogus. In a kernel it is not always so (the alternatives patch
+            // some calls into inline code at boot), but the profile follows the
+            // reference tool.
+            use kfdo_elf::InsnKind::*;
+            if matches!(code.kind(i), Jump | Call | IndirectCall | Return) {
                 jumps.push(a);
             }
         }

@@ -107,6 +107,8 @@ fn sample_profile_remarks(build: &Path, object: &str) -> usize {
         .lines()
         .find_map(|l| l.strip_prefix(&format!("savedcmd_{object} := ")))
         .unwrap_or_else(|| panic!("{}: no savedcmd line", cmd_file.display()));
+    // The compile alone: kbuild chains objtool (and more) after it with `;`.
+    let line = line.split(" ; ").next().unwrap_or(line);
     // Write the object elsewhere: the build tree stays as kbuild left it.
     let out = std::env::temp_dir().join(format!("kfdo-remarks-{}.o", std::process::id()));
     let line = line.replace(

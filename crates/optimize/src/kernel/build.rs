@@ -53,7 +53,14 @@ impl KernelCtx {
         let bzimage = dir.join("arch/x86/boot/bzImage");
         let vmlinux = dir.join("vmlinux");
         let tag = tag_of(&v.name, profile.map(|p| p.1));
-        let mut vars = v.make_vars(fdo_of(r), profile.map(|p| p.0));
+        // The compiler reads the profile through a path named by its content: kbuild
+        // rebuilds an object when its command line changes, not when a file it names does,
+        // so a new profile at the old path would leave objects built with the old one.
+        let profile_path = match profile {
+            Some((path, hash)) => Some(content_addressed(path, hash)?),
+            None => None,
+        };
+        let mut vars = v.make_vars(fdo_of(r), profile_path.as_deref());
         // Set at build time (not only for packaging), so that packaging does not
         // rebuild: the packaged kernel is the judged one.
         vars.push(("LOCALVERSION".into(), format!("-{tag}")));
@@ -101,4 +108,25 @@ impl KernelCtx {
             tag,
         })
     }
+}
+
+/// A copy of the profile at `DIR/by-hash/HASH16.afdo` beside it (made once), so that its
+/// path changes whenever its content does.
+fn content_addressed(profile: &Path, hash: &str) -> anyhow::Result<PathBuf> {
+    let dir = profile
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join("by-hash");
+    let ext = profile
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("afdo");
+    let path = dir.join(format!("{}.{ext}", &hash[..hash.len().min(16)]));
+    if !path.is_file() {
+        std::fs::create_dir_all(&dir)?;
+        let tmp = path.with_extension("tmp");
+        std::fs::copy(profile, &tmp)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(path)
 }

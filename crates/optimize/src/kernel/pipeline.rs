@@ -43,9 +43,16 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         0
     };
+    // With modules, each kernel's own initramfs: the baseline's for training, then one
+    // per contender (the baseline's again, cached).
+    let module_initramfs = if o.recipe.workload.modules.is_empty() {
+        0
+    } else {
+        n + 1
+    };
     // source, base config, initramfs, per variant config + build, training record,
     // 2 profiles, benchmark, heat-map recordings, report, packages
-    3 + 2 * n + 1 + 2 + 1 + heat + 1 + usize::from(o.packages)
+    3 + 2 * n + module_initramfs + 1 + 2 + 1 + heat + 1 + usize::from(o.packages)
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
