@@ -277,6 +277,9 @@ impl KernelCtx {
             .add("run", run)
             .add("period", period.to_string())
             .add("kfdo", &self.kfdo_version)
+            // What a recording holds beyond kfdo's version: module maps with pgoff from
+            // the start of kfdo's section layout.
+            .add("format", "module maps: pgoff from the layout's start")
             .finish();
         let done = self.step(&step, key, std::slice::from_ref(&perf_data), |log| {
             crate::ctx::fresh_dir(&dir)?;
