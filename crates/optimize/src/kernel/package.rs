@@ -25,6 +25,11 @@ impl KernelCtx {
         let done = self.step("packages", key, &[], |log| {
             crate::ctx::fresh_dir(&out)?;
             for target in ["bindeb-pkg", "binrpm-pkg"] {
+                // Both targets number their build with scripts/build-version (.version + 1)
+                // and rebuild the kernel with it as KBUILD_BUILD_VERSION; from 0 that is 1,
+                // the judged build's own, so the packaged kernel is byte for byte the judged
+                // one and the tree stays as the build step left it (no rebuild next run).
+                std::fs::write(k.dir.join(".version"), "0\n")?;
                 let mut cmd = make(src, &k.dir, &r.kernel.arch, &k.make_vars);
                 cmd.env("KBUILD_BUILD_TIMESTAMP", "kfdo")
                     .env("KBUILD_BUILD_USER", "kfdo")
@@ -35,8 +40,8 @@ impl KernelCtx {
                 log.run(&mut cmd, Stdout::Log)?;
             }
             // kbuild leaves the .deb files beside the build directory and the .rpm files
-            // under its rpmbuild/RPMS (measured with 7.2: linux-image-7.2.13-TAG_7.2.13-2_amd64.deb,
-            // kernel-7.2.13_TAG-3.x86_64.rpm with the tag's '-' as '_').
+            // under its rpmbuild/RPMS (measured with 7.2: linux-image-7.2.13-TAG_7.2.13-1_amd64.deb,
+            // kernel-7.2.13_TAG-1.x86_64.rpm with the tag's '-' as '_').
             let mut found = Vec::new();
             let mut collect = |files: Vec<PathBuf>, ext: &str| -> anyhow::Result<()> {
                 for e in files {
