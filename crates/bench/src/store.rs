@@ -132,13 +132,32 @@ impl Store {
         Ok(s)
     }
 
-    /// Opens an existing store for reading.
+    /// Opens an existing store for reading. A current store is opened read-only: even
+    /// setting `user_version` to its own value is a write that changes the file's bytes,
+    /// and callers (kfdo optimize's step cache) take the file's hash as the results'
+    /// identity. An older schema is opened for writing, to migrate it.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.display().to_string(),
             });
         }
+        let p = path.display().to_string();
+        let sql = |source| StoreError::Sql {
+            path: p.clone(),
+            source,
+        };
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql)?;
+        let version: i32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql)?;
+        if version == SCHEMA_VERSION {
+            conn.busy_timeout(std::time::Duration::from_secs(10))
+                .map_err(sql)?;
+            return Ok(Store { conn, path: p });
+        }
+        drop(conn);
         Store::open(path)
     }
 
