@@ -216,10 +216,21 @@ fn map_perf_data(
         .map(|e| (e.filename.clone(), e.build_id.clone()))
         .collect();
     let id_of = |filename: &str| {
-        table
-            .iter()
-            .find(|(f, _)| f == filename)
-            .map(|(_, id)| id.as_slice())
+        let find = |name: &str| {
+            table
+                .iter()
+                .find(|(f, _)| f == name)
+                .map(|(_, id)| id.as_slice())
+        };
+        // perf maps the kernel as `[kernel.kallsyms]_text` (or `_stext`) but names its
+        // build-id `[kernel.kallsyms]`: without this a recording of another kernel would be
+        // read against the given vmlinux, its samples scattered over the wrong code.
+        find(filename).or_else(|| {
+            filename
+                .starts_with("[kernel.kallsyms]")
+                .then(|| find("[kernel.kallsyms]"))
+                .flatten()
+        })
     };
     let mut m = Mappings::new(target, path);
     for mut chunk in data.record_chunks(n_chunks) {
