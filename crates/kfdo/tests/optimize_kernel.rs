@@ -286,6 +286,7 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
 /// source and configuration), only the step at fault runs.
 fn bad_inputs(recipe: &Path, out: &Path) {
     // A recording of the baseline read against the AutoFDO kernel: another build.
+    let _ = std::fs::remove_file(out.join("wrong.afdo"));
     let o = kfdo()
         .args(["profile", "--kernel", "--binary"])
         .arg(out.join("build/autofdo/vmlinux"))
