@@ -282,20 +282,6 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
             out.output.with_extension("console.txt").display()
         ));
     }
-    for m in &out.modules {
-        g.info(format!(
-            "kfdo record: module {} .text at {:#x} -> {}",
-            m.name,
-            m.text,
-            m.file.display()
-        ));
-    }
-    if !a.module.is_empty() {
-        g.info(format!(
-            "kfdo record: guest console in {}",
-            out.output.with_extension("console.txt").display()
-        ));
-    }
     if a.json {
         let j = serde_json::json!({
             "windows": out.windows,

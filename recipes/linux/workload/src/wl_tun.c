@@ -33,13 +33,21 @@
 /* Room for any packet the device may hand over (its MTU is 1500). */
 #define PACKET_MAX 2048
 
-static int set_in_addr(int sock, unsigned long req, const char *what, const char *addr)
+/* An interface request for the device, all else zero. */
+static struct ifreq tun_ifreq(void)
 {
 	struct ifreq ifr;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
 
 	memset(&ifr, 0, sizeof ifr);
 	strncpy(ifr.ifr_name, TUN_NAME, IFNAMSIZ - 1);
+	return ifr;
+}
+
+static int set_in_addr(int sock, unsigned long req, const char *what, const char *addr)
+{
+	struct ifreq ifr = tun_ifreq();
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+
 	sin->sin_family = AF_INET;
 	inet_pton(AF_INET, addr, &sin->sin_addr);
 	if (ioctl(sock, req, &ifr) < 0)
@@ -50,15 +58,13 @@ static int set_in_addr(int sock, unsigned long req, const char *what, const char
 /* Creates the device, gives it LOCAL_ADDR/24 and brings it up; returns its fd. */
 static int tun_open(void)
 {
-	struct ifreq ifr;
+	struct ifreq ifr = tun_ifreq();
 	int fd, sock;
 
 	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return fail_errno("open /dev/net/tun (is the tun module loaded: kfdo.insmod=, "
 				  "or CONFIG_TUN=y?)");
-	memset(&ifr, 0, sizeof ifr);
-	strncpy(ifr.ifr_name, TUN_NAME, IFNAMSIZ - 1);
 	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
 		fail_errno("ioctl TUNSETIFF %s", TUN_NAME);
@@ -72,8 +78,7 @@ static int tun_open(void)
 	if (set_in_addr(sock, SIOCSIFADDR, "SIOCSIFADDR", LOCAL_ADDR) < 0 ||
 	    set_in_addr(sock, SIOCSIFNETMASK, "SIOCSIFNETMASK", NETMASK) < 0)
 		goto fail_sock;
-	memset(&ifr, 0, sizeof ifr);
-	strncpy(ifr.ifr_name, TUN_NAME, IFNAMSIZ - 1);
+	ifr = tun_ifreq();
 	ifr.ifr_flags = IFF_UP | IFF_RUNNING;
 	if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0) {
 		fail_errno("SIOCSIFFLAGS %s up", TUN_NAME);
