@@ -9,8 +9,10 @@
 
 mod profile;
 mod show;
+mod show_bb_addr_map;
 
 pub use profile::{
     profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
 };
 pub use show::{show, ShowError};
+pub use show_bb_addr_map::show_bb_addr_map;

@@ -12,6 +12,8 @@ pub enum ShowError {
     },
     #[error(transparent)]
     Afdo(#[from] kfdo_afdo::AfdoError),
+    #[error(transparent)]
+    Elf(#[from] kfdo_elf::ElfError),
     #[error("cannot write: {0}")]
     Write(#[from] std::io::Error),
 }

@@ -59,4 +59,15 @@ pub enum ElfError {
 
     #[error("{path}: the executable sections span more than 4 GiB ({span:#x} bytes), which the instruction table cannot index", path = .path.display())]
     TextTooLarge { path: PathBuf, span: u64 },
+
+    #[error("{path}: no basic-block address map (.llvm_bb_addr_map): rebuild with clang -fbasic-block-address-map (clang >= 19; -fbasic-block-sections=labels before) and link without stripping it; for the kernel, CONFIG_PROPELLER_CLANG=y", path = .path.display())]
+    NoBbAddrMap { path: PathBuf },
+
+    #[error("{path}: bad basic-block address map in {section} at byte {offset:#x}: {what}", path = .path.display())]
+    BbAddrMap {
+        path: PathBuf,
+        section: String,
+        offset: u64,
+        what: String,
+    },
 }

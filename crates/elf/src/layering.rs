@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["segments", "build_id", "arch", "relocatable"],
     &["symbols", "debug_sections"],
     &["binary"],
-    &["code", "dwarf"],
+    &["code", "dwarf", "bb_addr_map"],
     &["symbolizer"],
 ];
 

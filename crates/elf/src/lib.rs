@@ -31,14 +31,16 @@
 //!    layer 3's tables, because they point into the mapping and must live as
 //!    long as it (the decompressed debug sections are shared by every
 //!    symbolizer of one binary).
-//! 5. `code` ([`Code`]) and `dwarf` (units, inline trees, line tables), each
-//!    built from a `&Binary`, independent of each other.
+//! 5. `code` ([`Code`]), `dwarf` (units, inline trees, line tables) and
+//!    `bb_addr_map` ([`BbAddrMap`], clang's basic-block address map), each built from
+//!    a `&Binary`, independent of each other.
 //! 6. `symbolizer`: [`Symbolizer`], DWARF plus the symbols `code` says
 //!    llvm-profgen disassembles.
 //!
 //! `lib.rs` only re-exports; callers use the names above, not the modules.
 
 mod arch;
+mod bb_addr_map;
 mod binary;
 mod build_id;
 mod code;
@@ -53,6 +55,9 @@ mod symbolizer;
 mod symbols;
 
 pub use arch::{Arch, InsnKind};
+pub use bb_addr_map::{
+    BbAddrMap, BbEntry, BbFeatures, BbFunction, BbMetadata, BbPgo, BbPgoBlock, BbRange, BbSuccessor,
+};
 pub use binary::{Binary, SectionInfo};
 pub use code::Code;
 pub use error::ElfError;
