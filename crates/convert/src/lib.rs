@@ -7,10 +7,12 @@
 //! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
 //! [`OutputFormat`] here.
 
+mod bolt;
 mod profile;
 mod show;
 mod show_bb_addr_map;
 
+pub use bolt::BoltSummary;
 pub use profile::{
     profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
 };

@@ -40,6 +40,8 @@ pub enum OutputFormat {
     Extbinary,
     /// The unsymbolized raw aggregate (mergeable, readable by llvm-profgen).
     Raw,
+    /// BOLT's fdata (`llvm-bolt -data=`), the records perf2bolt writes.
+    Bolt,
 }
 
 impl OutputFormat {
@@ -48,6 +50,7 @@ impl OutputFormat {
             OutputFormat::Text => "text",
             OutputFormat::Extbinary => "extbinary",
             OutputFormat::Raw => "raw",
+            OutputFormat::Bolt => "bolt",
         }
     }
 }
@@ -103,6 +106,8 @@ pub struct ProfileOutcome {
     pub build: Option<BuildStats>,
     /// Each module of `ProfileRequest::modules`: what it added.
     pub modules: Vec<ModuleOutcome>,
+    /// `--format bolt`: the traces and records.
+    pub bolt: Option<crate::bolt::BoltSummary>,
     pub seconds: f64,
 }
 
@@ -134,6 +139,8 @@ pub enum ProfileError {
     Afdo(#[from] kfdo_afdo::AfdoError),
     #[error(transparent)]
     Output(#[from] kfdo_outfile::OutputError),
+    #[error(transparent)]
+    Bolt(#[from] kfdo_layout::BoltError),
 }
 
 /// Converts `req.inputs` into `req.output`. `on_input` hears each input as it is read
@@ -147,6 +154,9 @@ pub fn profile(
         return Err(ProfileError::Request(
             "no input: give --perf-data, --perf-script or --raw-in".into(),
         ));
+    }
+    if req.format == OutputFormat::Bolt {
+        return crate::bolt::profile_bolt(req, on_input, started);
     }
     let bin = kfdo_elf::Binary::open(&req.binary)?;
     if req.kernel && !bin.is_kernel() {
@@ -191,6 +201,7 @@ pub fn profile(
         total_samples: 0,
         build: None,
         modules: Vec::new(),
+        bolt: None,
         seconds: 0.0,
     };
     match (req.format, sym) {

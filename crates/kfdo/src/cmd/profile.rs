@@ -1,4 +1,4 @@
-//! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate).
+//! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate, or BOLT's fdata).
 
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
@@ -22,7 +22,7 @@ pub struct Args {
     /// Where to write the profile.
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
-    /// Output format of the sample profile.
+    /// Output format: an AutoFDO sample profile (text, extbinary) or BOLT's fdata.
     #[arg(long, value_enum, default_value_t = OutFormat::Extbinary)]
     format: OutFormat,
     /// Write the unsymbolized raw aggregate (mergeable) instead of a sample profile.
@@ -53,6 +53,8 @@ pub struct Args {
 enum OutFormat {
     Text,
     Extbinary,
+    /// BOLT's fdata (llvm-bolt -data=), as perf2bolt writes it.
+    Bolt,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
@@ -71,6 +73,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             match a.format {
                 OutFormat::Text => OutputFormat::Text,
                 OutFormat::Extbinary => OutputFormat::Extbinary,
+                OutFormat::Bolt => OutputFormat::Bolt,
             }
         },
         kernel: a.kernel,
@@ -86,6 +89,28 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     });
     spinner.finish_and_clear();
     let summary = outcome?;
+    if let Some(b) = &summary.bolt {
+        g.info(format!(
+            "kfdo profile: {} samples ({} with branch stacks, {} LBR records) in {} -> {} records \
+             of {} functions -> {} (bolt) in {:.2}s; traces: {}, {} not explained by the \
+             functions' blocks, {} leaving the binary",
+            b.samples,
+            b.samples_with_branches,
+            b.lbr_entries,
+            a.binary.display(),
+            b.records,
+            summary.functions,
+            a.output.display(),
+            summary.seconds,
+            b.traces,
+            b.invalid_traces,
+            b.long_range_traces
+        ));
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+        }
+        return Ok(0);
+    }
     g.info(format!(
         "kfdo profile: {} samples in {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
         summary.samples_in_binary(),

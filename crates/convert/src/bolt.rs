@@ -1,0 +1,101 @@
+//! `kfdo profile --format bolt`: BOLT's fdata from perf.data recordings.
+
+use std::path::Path;
+use std::time::Instant;
+
+use kfdo_aggregate::collect::CollectStats;
+
+use crate::profile::{Input, ProfileError, ProfileOutcome, ProfileRequest};
+
+/// What a BOLT conversion saw (`kfdo profile --json`), in perf2bolt's terms.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BoltSummary {
+    pub samples: u64,
+    pub samples_with_branches: u64,
+    pub lbr_entries: u64,
+    pub traces: u64,
+    /// Traces the functions' blocks cannot explain ("mismatching disassembled function
+    /// contents"; many mean the binary is not the one recorded).
+    pub invalid_traces: u64,
+    /// Traces with an end outside the binary ("involving unknown regions").
+    pub long_range_traces: u64,
+    pub records: usize,
+}
+
+pub(crate) fn profile_bolt(
+    req: &ProfileRequest,
+    on_input: &mut dyn FnMut(&Path),
+    started: Instant,
+) -> Result<ProfileOutcome, ProfileError> {
+    let unsupported = |what: &str| {
+        Err(ProfileError::Request(format!(
+            "--format bolt {what}; BOLT's profile is built from perf.data recordings of one binary"
+        )))
+    };
+    if req.ip_only {
+        return unsupported(
+            "needs branch stacks: drop --ip-only (perf2bolt -nl's basic samples are not written)",
+        );
+    }
+    if !req.modules.is_empty() || req.kernel {
+        return unsupported("does not take --kernel or --module (BOLT on vmlinux is experimental)");
+    }
+    if !req.pids.is_empty() || req.binary_name.is_some() {
+        return unsupported("does not take --pid or --binary-name yet");
+    }
+    let mut perf = Vec::new();
+    for input in &req.inputs {
+        match input {
+            Input::PerfData(p) => perf.push(p.clone()),
+            other => {
+                return unsupported(&format!(
+                    "reads --perf-data only, not {}",
+                    other.path().display()
+                ))
+            }
+        }
+    }
+    for p in &perf {
+        on_input(p);
+    }
+    let profile = kfdo_layout::bolt_profile(&req.binary, &perf)?;
+    let mut out = kfdo_outfile::AtomicOutput::create(&req.output)?;
+    let written = {
+        let mut w = std::io::BufWriter::new(out.file());
+        profile
+            .fdata
+            .write(&mut w)
+            .and_then(|()| std::io::Write::flush(&mut w))
+    };
+    written.map_err(|e| out.error(e))?;
+    out.commit()?;
+    let s = &profile.stats;
+    Ok(ProfileOutcome {
+        binary: req.binary.display().to_string(),
+        output: req.output.display().to_string(),
+        format: req.format.name(),
+        inputs: perf
+            .iter()
+            .map(|p| CollectStats {
+                input: p.display().to_string(),
+                ..CollectStats::default()
+            })
+            .collect(),
+        ranges: 0,
+        branches: s.records,
+        functions: profile.functions(),
+        total_samples: profile.fdata.total(),
+        build: None,
+        modules: Vec::new(),
+        bolt: Some(BoltSummary {
+            samples: s.samples,
+            samples_with_branches: s.samples_with_branches,
+            lbr_entries: s.traces.lbr_entries,
+            traces: s.traces.traces,
+            invalid_traces: s.traces.invalid_traces,
+            long_range_traces: s.traces.long_range_traces,
+            records: s.records,
+        }),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
