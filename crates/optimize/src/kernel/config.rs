@@ -50,6 +50,19 @@ pub fn assignments(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `assignments` of several fragments in merge order, each symbol's last value only (a
+/// later fragment overrides an earlier one, as merge_config.sh merges them).
+fn last_wins(all: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, v) in all {
+        match out.iter_mut().find(|(o, _)| o == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => out.push((k.clone(), v.clone())),
+        }
+    }
+    out
+}
+
 /// The value of `sym` in a .config (`n` when absent or not set).
 pub fn value_in(config: &str, sym: &str) -> String {
     assignments(config)
@@ -152,7 +165,7 @@ impl KernelCtx {
                     make(src, &dir, &r.kernel.arch, &tc).arg("olddefconfig"),
                     Stdout::Log,
                 )?;
-                check_kept(log, &config, &wanted, "the recipe's fragments")?;
+                check_kept(log, &config, &last_wins(&wanted), "the recipe's fragments")?;
                 Ok(serde_json::json!({}))
             },
         )?;
@@ -227,6 +240,15 @@ mod tests {
 
     #[test]
     fn configs_are_read_and_unkept_settings_named() {
+        let merged = last_wins(&[
+            ("A".into(), "y".into()),
+            ("B".into(), "y".into()),
+            ("A".into(), "n".into()),
+        ]);
+        assert_eq!(
+            merged,
+            [("A".to_string(), "n".to_string()), ("B".into(), "y".into())]
+        );
         let cfg = "# comment\nCONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x y\"\nCONFIG_D=m\n";
         assert_eq!(value_in(cfg, "A"), "y");
         assert_eq!(value_in(cfg, "B"), "n");

@@ -80,6 +80,7 @@ impl KernelCtx {
                     stage.join("lib/modules").join(built.file_name().unwrap()),
                 )?;
             }
+            check_module_depends(&r.workload.modules, &k.dir).map_err(|e| log.fail(e))?;
             let modules_cpio = stage.with_extension("cpio");
             log.run(
                 Command::new("sh")
@@ -117,5 +118,83 @@ impl KernelCtx {
         } else {
             format!("kfdo.insmod={}", mods.join(","))
         }
+    }
+}
+
+/// The name a module goes by in `depends=` (its file name without `.ko`; `-` and `_` are
+/// the same to the kernel).
+fn module_name(path: &std::path::Path) -> String {
+    let file = path.file_name().unwrap_or_default().to_string_lossy();
+    file.trim_end_matches(".ko").replace('-', "_")
+}
+
+/// `/init` loads only the listed modules, and a module whose `depends=` names another
+/// module fails to load ("Unknown symbol", ENOENT). This happens when a library the
+/// module selects becomes `=m` with it: say so before anything boots.
+fn check_module_depends(modules: &[PathBuf], tree: &std::path::Path) -> Result<(), String> {
+    let listed: Vec<String> = modules.iter().map(|m| module_name(m)).collect();
+    for m in modules {
+        let path = tree.join(m);
+        let bin = kfdo_elf::Binary::open(&path).map_err(|e| e.to_string())?;
+        let Some(info) = bin.section_by_name(".modinfo") else {
+            continue;
+        };
+        let start = info.offset as usize;
+        let bytes = bin
+            .data()
+            .get(start..start + info.size as usize)
+            .unwrap_or_default();
+        let missing = missing_depends(bytes, &listed);
+        if !missing.is_empty() {
+            return Err(format!(
+                "[workload] modules: {} depends on the module(s) {}, which the initramfs does \
+                 not load: build them in (their CONFIG_ options `=y` in a fragment: a library \
+                 a module selects becomes a module with it) or list them in `modules` before it",
+                path.display(),
+                missing.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `depends=` entries of a `.modinfo` section (NUL-separated `key=value` strings)
+/// that are not among `listed`.
+fn missing_depends(modinfo: &[u8], listed: &[String]) -> Vec<String> {
+    modinfo
+        .split(|&b| b == 0)
+        .filter_map(|kv| kv.strip_prefix(b"depends="))
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .split(',')
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|d| !d.is_empty() && !listed.contains(&d.replace('-', "_")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_names_as_depends_lists_them() {
+        assert_eq!(
+            module_name(std::path::Path::new("drivers/net/tun.ko")),
+            "tun"
+        );
+        assert_eq!(
+            module_name(std::path::Path::new("lib/crc-ccitt.ko")),
+            "crc_ccitt"
+        );
+    }
+
+    #[test]
+    fn depends_not_listed_are_reported() {
+        let info = b"license=GPL\0depends=crc32,bitrev\0intree=Y\0";
+        let listed = vec!["tun".to_string(), "crc32".to_string()];
+        assert_eq!(missing_depends(info, &listed), ["bitrev"]);
+        assert!(missing_depends(b"depends=\0", &listed).is_empty());
     }
 }
