@@ -29,18 +29,7 @@ if [ ! -s "$WORK/lbr.data" ] || [ "$WORK/lbr.data" -ot "$WORK/lz" ]; then
 fi
 echo "input: perf.data $(du -h "$WORK/lbr.data" | cut -f1)"
 
-# Wall seconds and peak RSS (KiB) of one command (with its children: perf2bolt's perf).
-measure() {
-  python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
-t = time.monotonic()
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-dt = time.monotonic() - t
-if r.returncode != 0:
-    sys.exit(f"failed: {' '.join(sys.argv[1:])}")
-print(f"{dt:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-PY
-}
+. benches/measure.sh
 
 declare -a K P MK MP
 for r in $(seq 1 "$ROUNDS"); do

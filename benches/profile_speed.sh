@@ -35,18 +35,7 @@ SAMPLES=$(grep -vc PERF_RECORD "$WORK/lbr.script")
 echo "input: $SAMPLES LBR samples; perf.data $(du -h "$WORK/lbr.data" | cut -f1), perf script text $(du -h "$WORK/lbr.script" | cut -f1)"
 [ "$SAMPLES" -ge 2000000 ] || { echo "fewer than 2 million samples: raise LZ_SIZE" >&2; exit 1; }
 
-# Wall seconds and peak RSS (KiB) of one command.
-measure() {
-  python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
-t = time.monotonic()
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-dt = time.monotonic() - t
-if r.returncode != 0:
-    sys.exit(f"failed: {' '.join(sys.argv[1:])}")
-print(f"{dt:.3f} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
-PY
-}
+. benches/measure.sh
 
 warm() { cat "$1" > /dev/null; }
 

@@ -220,53 +220,35 @@ fn bad_inputs_are_refused_without_output() {
             .arg("20000"),
     );
     let out_path = dir.path().join("out.fdata");
-    let res = kfdo()
-        .args(["profile", "--format", "bolt", "--binary"])
-        .arg(&bin)
-        .arg("--perf-data")
-        .arg(&ip_only)
-        .arg("-o")
-        .arg(&out_path)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(
-        !res.status.success() && err.contains("branch stack"),
-        "{err}"
-    );
-    assert!(!out_path.exists());
+    let refused = |input_flag: &str, input: &Path| -> String {
+        let res = kfdo()
+            .args(["profile", "--format", "bolt", "--binary"])
+            .arg(&bin)
+            .arg(input_flag)
+            .arg(input)
+            .arg("-o")
+            .arg(&out_path)
+            .output()
+            .unwrap();
+        assert!(
+            !res.status.success(),
+            "{input_flag} {}: accepted",
+            input.display()
+        );
+        assert!(!out_path.exists(), "an output was left behind");
+        String::from_utf8_lossy(&res.stderr).into_owned()
+    };
+    let err = refused("--perf-data", &ip_only);
+    assert!(err.contains("branch stack"), "{err}");
 
     // A recording of another program: nothing of this binary in it.
     let other = build_bolt("interp.c", dir.path(), "interp", &["-fno-pie", "-no-pie"]);
     let data = dir.path().join("interp.data");
     record(&other, &["16"], &data);
-    let res = kfdo()
-        .args(["profile", "--format", "bolt", "--binary"])
-        .arg(&bin)
-        .arg("--perf-data")
-        .arg(&data)
-        .arg("-o")
-        .arg(&out_path)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(!res.status.success() && err.contains("lz"), "{err}");
-    assert!(!out_path.exists());
+    let err = refused("--perf-data", &data);
+    assert!(err.contains("lz"), "{err}");
 
     // perf script text is not an input of this format.
-    let res = kfdo()
-        .args(["profile", "--format", "bolt", "--binary"])
-        .arg(&bin)
-        .arg("--perf-script")
-        .arg(&data)
-        .arg("-o")
-        .arg(&out_path)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(
-        !res.status.success() && err.contains("--perf-data only"),
-        "{err}"
-    );
-    assert!(!out_path.exists());
+    let err = refused("--perf-script", &data);
+    assert!(err.contains("--perf-data only"), "{err}");
 }

@@ -1,7 +1,8 @@
 //! The functions BOLT sees in a binary (its `BinaryFunction`s), with the names its fdata
 //! gives them: every `STT_FUNC` symbol of an executable section, a local one renamed
 //! `NAME/N` (the N-th local symbol of that name in address order, as BOLT's name
-//! resolver numbers them), and one `SYMBOL@PLT` function per PLT entry.
+//! resolver numbers them), one `SYMBOL@PLT` function per PLT entry, and
+//! `__BOLT_PSEUDO_.plt` for the lazy-binding PLT header.
 
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 use kfdo_elf::Binary;
@@ -146,6 +147,17 @@ fn plt_functions(file: &ElfFile64<'_, object::Endianness>) -> Vec<Function> {
         const ENTRY: usize = 16;
         for (i, entry) in data.chunks_exact(ENTRY).enumerate() {
             let addr = sec.address() + (i * ENTRY) as u64;
+            if i == 0 && name == ".plt" && got_slot(entry, addr).is_none() {
+                // The lazy-binding header (push, jump to the resolver) that a PLT entry's
+                // first call jumps to: BOLT makes it a pseudo function of its own.
+                out.push(Function {
+                    addr,
+                    size: ENTRY as u64,
+                    name: "__BOLT_PSEUDO_.plt".to_string(),
+                    plt: true,
+                });
+                continue;
+            }
             if let Some(slot) = got_slot(entry, addr) {
                 if let Some(sym) = slot_names.get(&slot) {
                     out.push(Function {
