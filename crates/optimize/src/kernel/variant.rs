@@ -165,15 +165,16 @@ impl KernelVariant {
             }
             (Fdo::Kconfig, None) => {}
             (Fdo::Kcflags, p) if self.is_clang() => {
-                // What scripts/Makefile.autofdo of 6.13+ adds, by hand.
+                // What scripts/Makefile.autofdo of 6.13+ adds, by hand, except
+                // -ffunction-sections and -fsplit-machine-functions: before 6.13 the linker
+                // script places no `.text.FUNCTION` or `.text.split.*` section, so lld puts
+                // them, as orphans, after the init sections, outside the kernel text, and
+                // the kernel dies before its first console line (seen with 6.1).
                 push_flags(&mut kcflags, FDO_CFLAGS);
                 if let Some(p) = p {
                     push_flags(
                         &mut kcflags,
-                        &format!(
-                            "-fprofile-sample-use={} -ffunction-sections -fsplit-machine-functions",
-                            p.display()
-                        ),
+                        &format!("-fprofile-sample-use={}", p.display()),
                     );
                     if lto {
                         // Before 6.13 kbuild has no hook for linker flags of our own
@@ -186,8 +187,7 @@ impl KernelVariant {
                             format!(
                                 "ld.lld{suffix} --lto-sample-profile={} \
                                  --mllvm=-enable-fs-discriminator=true \
-                                 --mllvm=-improved-fs-discriminator=true \
-                                 -plugin-opt=-split-machine-functions",
+                                 --mllvm=-improved-fs-discriminator=true",
                                 p.display()
                             ),
                         ));
@@ -316,7 +316,14 @@ mod tests {
             kcflags.contains("-fprofile-sample-use=/p/k.afdo"),
             "{kcflags}"
         );
+        // No function sections: a pre-6.13 linker script would strand them outside the
+        // kernel text (a 6.1 kernel built so did not boot).
+        assert!(
+            !kcflags.contains("-ffunction-sections") && !kcflags.contains("split-machine"),
+            "{kcflags}"
+        );
         let ld = var(&vars, "LD").unwrap();
+        assert!(!ld.contains("split-machine"), "{ld}");
         assert!(
             ld.starts_with("ld.lld-19 --lto-sample-profile=/p/k.afdo"),
             "{ld}"
