@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 
 use kfdo_elf::{BbAddrMap, BbEntry, BbFunction, Binary};
-use rustc_hash::FxHashMap;
 
 use crate::show::ShowError;
 
@@ -13,7 +12,7 @@ use crate::show::ShowError;
 pub fn show_bb_addr_map(binary: &Path, out: &mut dyn Write) -> Result<(), ShowError> {
     let bin = Binary::open(binary)?;
     let map = BbAddrMap::read(&bin)?;
-    let names = function_names(&bin);
+    let names = BbAddrMap::function_names(&bin);
     let blocks: usize = map
         .functions
         .iter()
@@ -104,20 +103,3 @@ fn write_flags(out: &mut dyn Write, b: &BbEntry) -> std::io::Result<()> {
     }
     Ok(())
 }
-
-/// The first function symbol at each address, in symbol-table order (the name
-/// llvm-readobj gives a map entry).
-fn function_names(bin: &Binary) -> FxHashMap<u64, String> {
-    let mut names = FxHashMap::default();
-    for s in bin.symbols().symtab() {
-        if s.st_type == STT_FUNC && s.section.is_some() {
-            names
-                .entry(s.addr)
-                .or_insert_with(|| String::from_utf8_lossy(s.name(bin.data())).into_owned());
-        }
-    }
-    names
-}
-
-/// ELF's `STT_FUNC` symbol type.
-const STT_FUNC: u8 = 2;

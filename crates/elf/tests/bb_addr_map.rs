@@ -107,14 +107,7 @@ fn readobj(bin: &Path) -> Vec<ReadobjFunction> {
 fn ours(bin_path: &Path, bias: u64) -> Vec<ReadobjFunction> {
     let bin = Binary::open(bin_path).unwrap();
     let map = BbAddrMap::read(&bin).unwrap();
-    let mut names = std::collections::HashMap::new();
-    for s in bin.symbols().symtab() {
-        if s.st_type == 2 && s.section.is_some() {
-            names
-                .entry(s.addr)
-                .or_insert_with(|| String::from_utf8_lossy(s.name(bin.data())).into_owned());
-        }
-    }
+    let names = BbAddrMap::function_names(&bin);
     map.functions
         .iter()
         .map(|f| ReadobjFunction {

@@ -176,7 +176,7 @@ fn decode_function(
             let blocks = r.uleb32("block count")?;
             ranges.push(BbRange {
                 base,
-                blocks: decode_blocks(r, v, version.is_none(), &features, blocks)?,
+                blocks: decode_blocks(r, v, &features, blocks)?,
             });
         }
     } else {
@@ -184,7 +184,7 @@ fn decode_function(
         let blocks = r.uleb32("block count")?;
         ranges.push(BbRange {
             base,
-            blocks: decode_blocks(r, v, version.is_none(), &features, blocks)?,
+            blocks: decode_blocks(r, v, &features, blocks)?,
         });
     }
 
@@ -220,7 +220,6 @@ fn decode_function(
 fn decode_blocks(
     r: &mut Reader<'_>,
     version: u8,
-    v0_section: bool,
     features: &BbFeatures,
     count: u32,
 ) -> Result<Vec<BbEntry>, DecodeError> {
@@ -264,9 +263,9 @@ fn decode_blocks(
         } else {
             None
         };
-        // Version 0 (and the V0 section type) store offsets from the range start; later
-        // versions from the end of the previous block.
-        if version >= 1 && !v0_section {
+        // Version 0 (and the V0 section type, read as version 0) store offsets from the
+        // range start; later versions from the end of the previous block.
+        if version >= 1 {
             offset = offset
                 .checked_add(prev_end)
                 .ok_or_else(|| r.err(offset_at, "block offset overflows 32 bits"))?;

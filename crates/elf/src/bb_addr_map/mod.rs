@@ -197,6 +197,11 @@ pub struct BbAddrMap {
 }
 
 impl BbAddrMap {
+    /// See [`function_names`].
+    pub fn function_names(bin: &Binary) -> rustc_hash::FxHashMap<u64, String> {
+        function_names(bin)
+    }
+
     /// Reads every `SHT_LLVM_BB_ADDR_MAP` (and `_V0`) section of `bin`. In a relocatable
     /// object (a kernel module) the function addresses come from the sections'
     /// relocations, in kfdo's layout ([`crate::RELOCATABLE_LAYOUT_BASE`]).
@@ -252,6 +257,21 @@ impl BbAddrMap {
         }
         Ok(BbAddrMap { functions })
     }
+}
+
+/// The name llvm-readobj gives a map entry: the first function symbol (`STT_FUNC`) at
+/// each address, in symbol-table order.
+pub fn function_names(bin: &Binary) -> rustc_hash::FxHashMap<u64, String> {
+    const STT_FUNC: u8 = 2;
+    let mut names = rustc_hash::FxHashMap::default();
+    for s in bin.symbols().symtab() {
+        if s.st_type == STT_FUNC && s.section.is_some() {
+            names
+                .entry(s.addr)
+                .or_insert_with(|| String::from_utf8_lossy(s.name(bin.data())).into_owned());
+        }
+    }
+    names
 }
 
 /// The function addresses of a relocatable object's map section: each relocation's

@@ -31,10 +31,7 @@ enum Exit {
     /// A conditional jump out of the function (a conditional tail call), else the next block.
     CondTailCall,
     /// A conditional jump to `cond` followed by an unconditional jump to `jump`.
-    TwoWay {
-        cond: Option<u64>,
-        jump: Option<u64>,
-    },
+    TwoWay { cond: u64, jump: u64 },
     /// An unconditional jump to `target` inside the function.
     Jump { target: u64 },
     /// An indirect jump through a jump table with these targets.
@@ -260,10 +257,10 @@ impl FunctionCfg {
                     None => Exit::CondTailCall,
                 },
                 FlowControl::UnconditionalBranch => match (joins, prev_exit, target_off) {
-                    (true, Exit::Cond { target }, jump) => Exit::TwoWay {
-                        cond: Some(target),
-                        jump,
-                    },
+                    // `joins` needs a jump inside the function, so `Some`.
+                    (true, Exit::Cond { target }, Some(jump)) => {
+                        Exit::TwoWay { cond: target, jump }
+                    }
                     (_, _, Some(target)) => Exit::Jump { target },
                     (_, _, None) => Exit::Leaves,
                 },
@@ -308,7 +305,7 @@ impl FunctionCfg {
         };
         match &self.blocks[i].exit {
             Exit::FallThrough | Exit::Cond { .. } | Exit::CondTailCall => true,
-            Exit::TwoWay { cond, jump } => *cond == Some(next.start) || *jump == Some(next.start),
+            Exit::TwoWay { cond, jump } => *cond == next.start || *jump == next.start,
             Exit::Jump { target } => *target == next.start,
             Exit::Table { targets } => targets.contains(&next.start),
             Exit::Leaves => false,
