@@ -96,6 +96,7 @@ pub(crate) fn profile_bolt(
             long_range_traces: s.traces.long_range_traces,
             records: s.records,
         }),
+        propeller: None,
         seconds: started.elapsed().as_secs_f64(),
     })
 }

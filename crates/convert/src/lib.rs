@@ -9,6 +9,7 @@
 
 mod bolt;
 mod profile;
+mod propeller;
 mod show;
 mod show_bb_addr_map;
 
@@ -16,5 +17,6 @@ pub use bolt::BoltSummary;
 pub use profile::{
     profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
 };
+pub use propeller::{propeller_paths, PropellerSummary};
 pub use show::{show, ShowError};
 pub use show_bb_addr_map::show_bb_addr_map;

@@ -42,6 +42,8 @@ pub enum OutputFormat {
     Raw,
     /// BOLT's fdata (`llvm-bolt -data=`), the records perf2bolt writes.
     Bolt,
+    /// Propeller's cc and ld profiles (`OUTPUT_cc_profile.txt`, `OUTPUT_ld_profile.txt`).
+    Propeller,
 }
 
 impl OutputFormat {
@@ -51,6 +53,7 @@ impl OutputFormat {
             OutputFormat::Extbinary => "extbinary",
             OutputFormat::Raw => "raw",
             OutputFormat::Bolt => "bolt",
+            OutputFormat::Propeller => "propeller",
         }
     }
 }
@@ -108,6 +111,8 @@ pub struct ProfileOutcome {
     pub modules: Vec<ModuleOutcome>,
     /// `--format bolt`: the traces and records.
     pub bolt: Option<crate::bolt::BoltSummary>,
+    /// `--format propeller`: the CFG and the layout.
+    pub propeller: Option<crate::propeller::PropellerSummary>,
     pub seconds: f64,
 }
 
@@ -141,6 +146,8 @@ pub enum ProfileError {
     Output(#[from] kfdo_outfile::OutputError),
     #[error(transparent)]
     Bolt(#[from] kfdo_layout::BoltError),
+    #[error(transparent)]
+    Propeller(#[from] kfdo_layout::propeller::PropellerError),
 }
 
 /// Converts `req.inputs` into `req.output`. `on_input` hears each input as it is read
@@ -167,6 +174,9 @@ pub fn profile(
         )));
     }
     let raw_out = req.format == OutputFormat::Raw;
+    if req.format == OutputFormat::Propeller {
+        return crate::propeller::profile_propeller(req, &bin, on_input, started);
+    }
     if !req.modules.is_empty() && (raw_out || !req.kernel) {
         return Err(ProfileError::Request(
             "--module needs --kernel and a symbolized format (a raw aggregate holds one binary)"
@@ -202,6 +212,7 @@ pub fn profile(
         build: None,
         modules: Vec::new(),
         bolt: None,
+        propeller: None,
         seconds: 0.0,
     };
     match (req.format, sym) {
@@ -233,7 +244,7 @@ pub fn profile(
 }
 
 /// Reads every input for the binary `bin`.
-fn collect(
+pub(crate) fn collect(
     req: &ProfileRequest,
     bin: &kfdo_elf::Binary,
     target: &TargetBinary,

@@ -5,5 +5,6 @@
 //!   branches and the fall-throughs between basic blocks, per function, by offset.
 
 pub mod bolt;
+pub mod propeller;
 
 pub use bolt::{bolt_profile, BoltError, BoltProfile, BoltStats};

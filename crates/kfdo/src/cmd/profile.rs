@@ -1,4 +1,5 @@
-//! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate, or BOLT's fdata).
+//! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate, BOLT's
+//! fdata, Propeller's cc and ld profiles).
 
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
@@ -19,10 +20,12 @@ pub struct Args {
     /// Raw profiles written by `kfdo profile --raw` or `llvm-profgen --skip-symbolization`.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     raw_in: Vec<PathBuf>,
-    /// Where to write the profile.
+    /// Where to write the profile (--format propeller: the prefix of OUT_cc_profile.txt
+    /// and OUT_ld_profile.txt).
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
-    /// Output format: an AutoFDO sample profile (text, extbinary) or BOLT's fdata.
+    /// Output format: an AutoFDO sample profile (text, extbinary), BOLT's fdata, or
+    /// Propeller's profiles (BIN built with -fbasic-block-address-map).
     #[arg(long, value_enum, default_value_t = OutFormat::Extbinary)]
     format: OutFormat,
     /// Write the unsymbolized raw aggregate (mergeable) instead of a sample profile.
@@ -55,6 +58,9 @@ enum OutFormat {
     Extbinary,
     /// BOLT's fdata (llvm-bolt -data=), as perf2bolt writes it.
     Bolt,
+    /// Propeller's cc profile (clang -fbasic-block-sections=list=) and ld profile (lld
+    /// --symbol-ordering-file), from the binary's BB address map.
+    Propeller,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
@@ -74,6 +80,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 OutFormat::Text => OutputFormat::Text,
                 OutFormat::Extbinary => OutputFormat::Extbinary,
                 OutFormat::Bolt => OutputFormat::Bolt,
+                OutFormat::Propeller => OutputFormat::Propeller,
             }
         },
         kernel: a.kernel,
@@ -106,6 +113,35 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             b.invalid_traces,
             b.long_range_traces
         ));
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+        }
+        return Ok(0);
+    }
+    if let Some(p) = &summary.propeller {
+        g.info(format!(
+            "kfdo profile: {} samples in {} -> {} of {} mapped functions hot, {} hot blocks, \
+             {} functions split; ext-TSP score {:.0} -> {:.0} ({:+.1} %) -> {} and {} in {:.2}s",
+            summary.samples_in_binary(),
+            a.binary.display(),
+            p.hot_functions,
+            p.mapped_functions,
+            p.hot_blocks,
+            p.split_functions,
+            p.ext_tsp_score_before,
+            p.ext_tsp_score_after,
+            100.0 * (p.ext_tsp_score_after / p.ext_tsp_score_before.max(f64::MIN_POSITIVE) - 1.0),
+            p.cc_profile,
+            p.ld_profile,
+            summary.seconds
+        ));
+        if p.ambiguous_functions > 0 {
+            g.info(format!(
+                "  {} hot functions share their name with another function and keep their \
+                 layout (build with -funique-internal-linkage-names to tell them apart)",
+                p.ambiguous_functions
+            ));
+        }
         if a.json {
             println!("{}", serde_json::to_string_pretty(&summary)?);
         }
