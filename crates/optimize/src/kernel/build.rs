@@ -40,13 +40,15 @@ pub fn tag_of(variant: &str, profile: Option<&str>) -> String {
 }
 
 impl KernelCtx {
-    /// Builds `v` from its configuration; `profile` (path, content hash) when it reads one.
+    /// Builds `v` from its configuration; `profile` (path, content hash) when it reads one,
+    /// `propeller` (the Propeller profiles' prefix, their content hash) when it relinks.
     pub fn build_kernel(
         &self,
         src: &KernelSource,
         v: &KernelVariant,
         config: &(PathBuf, String),
         profile: Option<(&Path, &str)>,
+        propeller: Option<(&Path, &str)>,
     ) -> anyhow::Result<BuiltKernel> {
         let r = &self.recipe;
         let dir = self.dir(&format!("build/{}", v.name));
@@ -60,20 +62,31 @@ impl KernelCtx {
             Some((path, hash)) => Some(content_addressed(path, hash)?),
             None => None,
         };
-        let mut vars = v.make_vars(fdo_of(r), profile_path.as_deref());
+        let propeller_prefix = match propeller {
+            Some((prefix, hash)) => Some(content_addressed_prefix(prefix, hash)?),
+            None => None,
+        };
+        let mut vars = v.make_vars(
+            fdo_of(r),
+            profile_path.as_deref(),
+            propeller_prefix.as_deref(),
+        );
         // Set at build time (not only for packaging), so that packaging does not
         // rebuild: the packaged kernel is the judged one.
         vars.push(("LOCALVERSION".into(), format!("-{tag}")));
         let config_text = std::fs::read_to_string(&config.0)?;
         let modules = value_in(&config_text, "MODULES") == "y";
         let step = format!("build {}", v.name);
-        let key = Key::new("kernel build")
+        let mut key = Key::new("kernel build")
             .add("source", &src.id)
             .add("config", &config.1)
             .add("tools", &self.tool_ids)
             .add("vars", format!("{vars:?}"))
-            .add("profile", profile.map(|p| p.1).unwrap_or(""))
-            .finish();
+            .add("profile", profile.map(|p| p.1).unwrap_or(""));
+        if let Some((_, hash)) = propeller {
+            key = key.add("propeller", hash);
+        }
+        let key = key.finish();
         let outputs = [bzimage.clone(), vmlinux.clone()];
         let done = self.step(&step, key, &outputs, |log| {
             let mut cmd = make(src, &dir, &r.kernel.arch, &vars);
@@ -129,4 +142,25 @@ fn content_addressed(profile: &Path, hash: &str) -> anyhow::Result<PathBuf> {
         std::fs::rename(&tmp, &path)?;
     }
     Ok(path)
+}
+
+/// The Propeller profiles `PREFIX_cc_profile.txt` and `PREFIX_ld_profile.txt` copied to
+/// `DIR/by-hash/HASH16_*` (once): the prefix kbuild gets changes with their content.
+fn content_addressed_prefix(prefix: &Path, hash: &str) -> anyhow::Result<PathBuf> {
+    let (cc, ld) = kfdo_convert::propeller_paths(prefix);
+    let dir = prefix
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join("by-hash");
+    let new_prefix = dir.join(&hash[..hash.len().min(16)]);
+    let (new_cc, new_ld) = kfdo_convert::propeller_paths(&new_prefix);
+    std::fs::create_dir_all(&dir)?;
+    for (from, to) in [(cc, new_cc), (ld, new_ld)] {
+        if !to.is_file() {
+            let tmp = to.with_extension("tmp");
+            std::fs::copy(&from, &tmp)?;
+            std::fs::rename(&tmp, &to)?;
+        }
+    }
+    Ok(new_prefix)
 }

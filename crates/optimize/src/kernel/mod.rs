@@ -21,6 +21,7 @@ pub mod judge;
 pub mod package;
 pub mod pipeline;
 pub mod profile_check;
+pub mod propeller;
 pub mod recipe;
 pub mod source;
 pub mod summary;

@@ -5,6 +5,8 @@
 //! build initramfs
 //! build baseline -> record training run -> profile kfdo ------------> build autofdo, autofdo+thinlto, ...
 //!                                       \-> profile llvm-profgen ---> build autofdo-llvm-profgen
+//! autofdo+thinlto (with the BB address map) -> record training run -> profile propeller
+//!                                           -> build autofdo+thinlto+propeller
 //! all kernels -> benchmark (boots, interleaved) -> record eval (heat maps) -> report -> packages
 //! ```
 //! Kernel builds run one at a time, each with all the jobs (kbuild parallelizes better
@@ -18,7 +20,7 @@ use super::boot::Boot;
 use super::build::BuiltKernel;
 use super::judge::Contender;
 use super::summary::{self, Span};
-use super::variant::{fdo_of, Fdo, KernelProfile};
+use super::variant::{fdo_of, Fdo, KernelProfile, PropellerRole, PROPELLER_BASE};
 use super::{KernelCtx, KernelOptions};
 use crate::cache::Key;
 use crate::ctx::Steps;
@@ -50,9 +52,19 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         n + 1
     };
+    // Propeller: the mapped kernel's training record (and its initramfs) and profile.
+    let propeller = if o
+        .variants
+        .iter()
+        .any(|v| v.propeller == PropellerRole::Optimized)
+    {
+        2 + usize::from(!o.recipe.workload.modules.is_empty())
+    } else {
+        0
+    };
     // source, base config, initramfs, per variant config + build, training record,
     // 2 profiles, benchmark, heat-map recordings, report, packages
-    3 + 2 * n + module_initramfs + 1 + 2 + 1 + heat + 1 + usize::from(o.packages)
+    3 + 2 * n + module_initramfs + 1 + 2 + propeller + 1 + heat + 1 + usize::from(o.packages)
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
@@ -115,7 +127,7 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     let workload = ctx.workload_initramfs()?;
 
     // The baseline: built, booted with the training workload, recorded.
-    let baseline = ctx.build_kernel(&src, &o.variants[0], &configs[0], None)?;
+    let baseline = ctx.build_kernel(&src, &o.variants[0], &configs[0], None, None)?;
     let base_initrd = ctx.variant_initramfs(&workload, &baseline)?;
     let training = ctx.record_boot(&baseline, &base_initrd, &r.workload.train, "training run")?;
 
@@ -161,7 +173,28 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
             KernelProfile::LlvmProfgen => profgen_profile.as_ref(),
         };
         let p = profile.map(|p| (p.path.as_path(), p.hash.as_str()));
-        kernels.push(ctx.build_kernel(&src, v, config, p)?);
+        let propeller = match v.propeller {
+            PropellerRole::Optimized => {
+                // parse_list puts the mapped kernel before this one.
+                let mapped = kernels
+                    .iter()
+                    .find(|k| k.variant == PROPELLER_BASE)
+                    .context("internal: the mapped autofdo+thinlto kernel was not built")?;
+                let initrd = ctx.variant_initramfs(&workload, mapped)?;
+                let rec = ctx.record_boot(
+                    mapped,
+                    &initrd,
+                    &r.workload.train,
+                    &format!("{PROPELLER_BASE} training run"),
+                )?;
+                Some(ctx.kernel_profile_propeller(mapped, &rec)?)
+            }
+            _ => None,
+        };
+        let pp = propeller
+            .as_ref()
+            .map(|p| (p.path.as_path(), p.hash.as_str()));
+        kernels.push(ctx.build_kernel(&src, v, config, p, pp)?);
     }
 
     let mut contenders = Vec::new();

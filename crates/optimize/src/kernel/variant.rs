@@ -10,6 +10,12 @@
 //! | `autofdo` | `AUTOFDO_CLANG=y` | `CLANG_AUTOFDO_PROFILE=kfdo.afdo` |
 //! | `autofdo-llvm-profgen` | `AUTOFDO_CLANG=y` | `CLANG_AUTOFDO_PROFILE=llvm-profgen.afdo` |
 //! | `autofdo+thinlto` | `AUTOFDO_CLANG=y`, `LTO_CLANG_THIN=y` | `CLANG_AUTOFDO_PROFILE=kfdo.afdo` |
+//! | `autofdo+thinlto+propeller` | as above, `PROPELLER_CLANG=y` | as above, `CLANG_PROPELLER_PROFILE_PREFIX=propeller` |
+//!
+//! Propeller follows `Documentation/dev-tools/propeller.rst`: the `autofdo+thinlto` kernel
+//! is built with `PROPELLER_CLANG=y` and no profile (kbuild then writes the BB address
+//! map, which changes no code), booted with the training workload and recorded again;
+//! kfdo's Propeller profiles of that recording relink it as `autofdo+thinlto+propeller`.
 //!
 //! The baseline is the kernel that is profiled, built the way kbuild builds a kernel for
 //! AutoFDO (CONFIG_AUTOFDO_CLANG=y without a profile: `-fdebug-info-for-profiling` and
@@ -34,7 +40,22 @@ pub const BUILT_IN: &[&str] = &[
     "autofdo",
     "autofdo-llvm-profgen",
     "autofdo+thinlto",
+    "autofdo+thinlto+propeller",
 ];
+
+/// The variant a Propeller kernel is recorded on and relinks.
+pub const PROPELLER_BASE: &str = "autofdo+thinlto";
+
+/// A variant's part in Propeller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropellerRole {
+    None,
+    /// Built with the BB address map (`PROPELLER_CLANG=y`, no profile): recorded for
+    /// the Propeller profiles.
+    Mapped,
+    /// Relinked with the Propeller profiles of the mapped variant's recording.
+    Optimized,
+}
 
 /// Which profile a variant's build reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +89,7 @@ pub struct KernelVariant {
     /// Kconfig changes on top of the recipe's configuration (symbol without CONFIG_).
     pub kconfig: BTreeMap<String, String>,
     pub profile: KernelProfile,
+    pub propeller: PropellerRole,
 }
 
 impl KernelVariant {
@@ -89,6 +111,7 @@ impl KernelVariant {
                 kcflags: String::new(),
                 kconfig,
                 profile,
+                propeller: PropellerRole::None,
             }
         };
         let v = match name {
@@ -99,6 +122,19 @@ impl KernelVariant {
                 let mut v = base(KernelProfile::Kfdo);
                 v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
                 v.kconfig.insert("LTO_NONE".into(), "n".into());
+                v
+            }
+            "autofdo+thinlto+propeller" => {
+                if fdo == Fdo::Kcflags {
+                    bail!(
+                        "variant '{name}': Propeller kernels need CONFIG_PROPELLER_CLANG, which \
+                         came with Linux 6.13 (this recipe builds an older kernel, fdo = \"kcflags\")"
+                    );
+                }
+                let mut v = KernelVariant::named(PROPELLER_BASE, recipe)?;
+                v.name = name.to_string();
+                v.kconfig.insert("PROPELLER_CLANG".into(), "y".into());
+                v.propeller = PropellerRole::Optimized;
                 v
             }
             _ => match recipe.variants.iter().find(|s| s.name == name) {
@@ -134,21 +170,40 @@ impl KernelVariant {
     pub fn parse_list(list: &str, recipe: &KernelRecipe) -> anyhow::Result<Vec<KernelVariant>> {
         let mut out = vec![KernelVariant::named("baseline", recipe)?];
         for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            if word.contains("propeller") || word.contains("bolt") {
+            if word.contains("bolt") {
                 bail!(
-                    "--variants {word}: Propeller and BOLT kernels are not built by kfdo optimize yet"
+                    "--variants {word}: BOLT kernels are not built by kfdo optimize (llvm-bolt on \
+                     a vmlinux is experimental in LLVM 19; see the README's Propeller and BOLT section)"
                 );
             }
             if !out.iter().any(|v| v.name == word) {
                 out.push(KernelVariant::named(word, recipe)?);
             }
         }
+        // The Propeller kernel is recorded on, and relinks, the AutoFDO+ThinLTO kernel:
+        // that one is judged too, built with the map, and built before it.
+        if out.iter().any(|v| v.propeller == PropellerRole::Optimized) {
+            if !out.iter().any(|v| v.name == PROPELLER_BASE) {
+                out.push(KernelVariant::named(PROPELLER_BASE, recipe)?);
+            }
+            for v in out.iter_mut().filter(|v| v.name == PROPELLER_BASE) {
+                v.kconfig.insert("PROPELLER_CLANG".into(), "y".into());
+                v.propeller = PropellerRole::Mapped;
+            }
+            out.sort_by_key(|v| v.propeller == PropellerRole::Optimized);
+        }
         Ok(out)
     }
 
-    /// The `make` variables of this variant's build: the toolchain, KCFLAGS, and the
-    /// profile (`profile`, when the variant reads one).
-    pub fn make_vars(&self, fdo: Fdo, profile: Option<&Path>) -> Vec<(String, String)> {
+    /// The `make` variables of this variant's build: the toolchain, KCFLAGS, the
+    /// profile (`profile`, when the variant reads one) and the Propeller profiles'
+    /// prefix (`propeller`).
+    pub fn make_vars(
+        &self,
+        fdo: Fdo,
+        profile: Option<&Path>,
+        propeller: Option<&Path>,
+    ) -> Vec<(String, String)> {
         let mut vars = Vec::new();
         if self.is_clang() {
             // LLVM=-19: clang-19, ld.lld-19, llvm-ar-19 ... (kbuild's version suffix form).
@@ -196,6 +251,12 @@ impl KernelVariant {
             }
             (Fdo::Kcflags, _) => {}
         }
+        if let Some(prefix) = propeller {
+            vars.push((
+                "CLANG_PROPELLER_PROFILE_PREFIX".into(),
+                prefix.display().to_string(),
+            ));
+        }
         if !kcflags.is_empty() {
             vars.push(("KCFLAGS".into(), kcflags));
         }
@@ -241,6 +302,7 @@ fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> KernelVariant {
         kcflags: s.kcflags.clone(),
         kconfig,
         profile,
+        propeller: PropellerRole::None,
     }
 }
 
@@ -289,12 +351,12 @@ mod tests {
             Some("y")
         );
         let p = Path::new("/p/kfdo.afdo");
-        let vars = list[1].make_vars(Fdo::Kconfig, Some(p));
+        let vars = list[1].make_vars(Fdo::Kconfig, Some(p), None);
         assert_eq!(var(&vars, "LLVM"), Some("-19"));
         assert_eq!(var(&vars, "CLANG_AUTOFDO_PROFILE"), Some("/p/kfdo.afdo"));
         assert_eq!(var(&vars, "KCFLAGS"), None, "kbuild adds the flags itself");
         // A gcc variant of the recipe's own: its compiler and flags, no AutoFDO.
-        let gcc = list[2].make_vars(Fdo::Kconfig, None);
+        let gcc = list[2].make_vars(Fdo::Kconfig, None, None);
         assert_eq!(
             (var(&gcc, "CC"), var(&gcc, "KCFLAGS")),
             (Some("gcc-12"), Some("-O3"))
@@ -307,9 +369,9 @@ mod tests {
         let r = recipe("kcflags");
         let list = KernelVariant::parse_list("autofdo+thinlto", &r).unwrap();
         assert!(!list[0].kconfig.contains_key("AUTOFDO_CLANG"));
-        let base = list[0].make_vars(Fdo::Kcflags, None);
+        let base = list[0].make_vars(Fdo::Kcflags, None, None);
         assert_eq!(var(&base, "KCFLAGS"), Some(FDO_CFLAGS));
-        let vars = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.afdo")));
+        let vars = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.afdo")), None);
         let kcflags = var(&vars, "KCFLAGS").unwrap();
         assert!(kcflags.starts_with(FDO_CFLAGS), "{kcflags}");
         assert!(
@@ -340,9 +402,52 @@ mod tests {
             e.contains("unknown variant 'autofd'") && e.contains("gcc-O3"),
             "{e}"
         );
-        let e = KernelVariant::parse_list("propeller", &r)
+        let e = KernelVariant::parse_list("bolt", &r)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("not built by kfdo optimize yet"), "{e}");
+        assert!(e.contains("experimental"), "{e}");
+        let e = KernelVariant::parse_list("autofdo+thinlto+propeller", &recipe("kcflags"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("6.13"), "{e}");
+    }
+
+    #[test]
+    fn propeller_brings_its_mapped_autofdo_thinlto_kernel() {
+        let r = recipe("kconfig");
+        let list = KernelVariant::parse_list("autofdo+thinlto+propeller,autofdo", &r).unwrap();
+        let names: Vec<&str> = list.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "baseline",
+                "autofdo",
+                "autofdo+thinlto",
+                "autofdo+thinlto+propeller"
+            ]
+        );
+        for v in &list[2..] {
+            assert_eq!(
+                v.kconfig.get("PROPELLER_CLANG").map(String::as_str),
+                Some("y")
+            );
+            assert_eq!(
+                v.kconfig.get("LTO_CLANG_THIN").map(String::as_str),
+                Some("y")
+            );
+        }
+        assert_eq!(list[2].propeller, PropellerRole::Mapped);
+        assert_eq!(list[3].propeller, PropellerRole::Optimized);
+        assert!(!list[1].kconfig.contains_key("PROPELLER_CLANG"));
+        let vars = list[3].make_vars(
+            Fdo::Kconfig,
+            Some(Path::new("/p/kfdo.afdo")),
+            Some(Path::new("/p/propeller")),
+        );
+        assert_eq!(
+            var(&vars, "CLANG_PROPELLER_PROFILE_PREFIX"),
+            Some("/p/propeller")
+        );
+        assert_eq!(var(&vars, "CLANG_AUTOFDO_PROFILE"), Some("/p/kfdo.afdo"));
     }
 }

@@ -1,0 +1,135 @@
+//! `kfdo optimize` on the test kernel recipe with the seeds' stack (issue 14):
+//! `autofdo+thinlto+propeller` brings the `autofdo+thinlto` kernel built with
+//! `CONFIG_PROPELLER_CLANG=y` (the BB address map), boots it with the training workload,
+//! records it, writes the Propeller profiles with `kfdo profile --format propeller
+//! --kernel`, relinks through `CLANG_PROPELLER_PROFILE_PREFIX`, and judges the three
+//! kernels. Then the checks that the profiles were used:
+//!
+//! - the mapped kernel carries a BB address map kfdo reads, and the cc profile names
+//!   hot kernel functions by it;
+//! - the relinked vmlinux has the `.cold` parts the cc profile asks for;
+//! - its hot functions follow the ld profile's order (lld keeps the order within each
+//!   of the linker script's input-section groups, so adjacent pairs are counted) and
+//!   sit in a far smaller span of text than in the mapped kernel.
+//!
+//! Two more kernel builds than `optimize_kernel.rs` (it shares that test's output
+//! directory, so the baseline is reused): about 25 minutes on 2 cores. It runs in CI;
+//! on a developer's machine when that directory exists or with `KFDO_KERNEL_TESTS=1`.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+use kfdo_elf::{BbAddrMap, Binary};
+
+fn wanted() -> bool {
+    kfdo_testkit::require_tools(&["clang-19", "ld.lld-19", "qemu-system-x86_64"])
+}
+
+fn symbol(bin: &Binary, name: &str) -> Option<u64> {
+    bin.symbol_address(name)
+}
+
+#[test]
+fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
+    if !wanted() {
+        return;
+    }
+    let Some(out) = kfdo_testkit::kernel_recipe_out() else {
+        return;
+    };
+    let recipe = repo_root().join("tests/kernel/autofdo-recipe");
+    run_ok(
+        kfdo()
+            .arg("optimize")
+            .arg(&recipe)
+            .arg("-o")
+            .arg(&out)
+            .args([
+                "--variants",
+                "autofdo+thinlto+propeller",
+                "--no-heatmaps",
+                "--no-packages",
+            ]),
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    for v in ["autofdo+thinlto", "autofdo+thinlto+propeller"] {
+        assert!(summary.contains(v), "{v} is not in the summary:\n{summary}");
+    }
+
+    let mapped_path = out.join("build/autofdo+thinlto/vmlinux");
+    let relinked_path = out.join("build/autofdo+thinlto+propeller/vmlinux");
+    let mapped = Binary::open(&mapped_path).unwrap();
+    let map = BbAddrMap::read(&mapped).expect("the autofdo+thinlto kernel has the map");
+    assert!(
+        map.functions.len() > 1000,
+        "only {} functions mapped",
+        map.functions.len()
+    );
+
+    let (cc, ld) = kfdo_convert::propeller_paths(&out.join("profiles/propeller"));
+    let cc = std::fs::read_to_string(cc).unwrap();
+    let ld = std::fs::read_to_string(ld).unwrap();
+    assert!(cc.starts_with("v1\n"), "{}", &cc[..cc.len().min(200)]);
+    let hot_functions: Vec<&str> = cc
+        .lines()
+        .filter_map(|l| l.strip_prefix("f "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(
+        hot_functions.len() >= 50,
+        "only {} hot functions in the cc profile",
+        hot_functions.len()
+    );
+    for f in &hot_functions {
+        assert!(
+            symbol(&mapped, f).is_some(),
+            "{f} is not in the mapped kernel"
+        );
+    }
+
+    let relinked = Binary::open(&relinked_path).unwrap();
+    let cold: Vec<&str> = ld.lines().filter(|l| l.ends_with(".cold")).collect();
+    assert!(cold.len() >= 10, "few split functions: {}", cold.len());
+    let missing: Vec<&&str> = cold
+        .iter()
+        .filter(|c| symbol(&relinked, c).is_none())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "cold parts missing from the relinked kernel: {missing:?}"
+    );
+
+    // The hot functions' order and span.
+    let hot: Vec<&str> = ld.lines().filter(|l| !l.ends_with(".cold")).collect();
+    let at = |bin: &Binary| -> Vec<u64> { hot.iter().filter_map(|s| symbol(bin, s)).collect() };
+    let (before, after) = (at(&mapped), at(&relinked));
+    assert_eq!(
+        after.len(),
+        hot.len(),
+        "hot functions missing after the relink"
+    );
+    let ascending = after.windows(2).filter(|w| w[0] < w[1]).count();
+    assert!(
+        ascending * 10 >= (after.len() - 1) * 9,
+        "only {ascending} of {} adjacent hot functions in the ld profile's order",
+        after.len() - 1
+    );
+    let span = |a: &[u64]| a.iter().max().unwrap() - a.iter().min().unwrap();
+    assert!(
+        span(&after) * 2 < span(&before),
+        "the hot functions span {} bytes relinked, {} before",
+        span(&after),
+        span(&before)
+    );
+    eprintln!(
+        "{} hot functions: span {} -> {} bytes; {ascending} of {} adjacent pairs in order; {} split",
+        hot.len(),
+        span(&before),
+        span(&after),
+        after.len() - 1,
+        cold.len()
+    );
+    assert!(Path::new(&out.join("report/index.html")).is_file());
+}
