@@ -24,6 +24,19 @@ pub struct Built {
     pub hash: String,
     pub cflags: String,
     pub ldflags: String,
+    /// What rewrote the linked program (BOLT's command line), empty for a plain build.
+    pub postlink: String,
+}
+
+impl Built {
+    /// The flags as the benchmark and the report show them.
+    pub fn flags_line(&self) -> String {
+        let mut s = format!("CFLAGS={} LDFLAGS={}", self.cflags, self.ldflags);
+        if !self.postlink.is_empty() {
+            s.push_str(&format!("; then {}", self.postlink));
+        }
+        s
+    }
 }
 
 impl Ctx {
@@ -171,6 +184,7 @@ impl Ctx {
             binary,
             cflags,
             ldflags,
+            postlink: String::new(),
         })
     }
 }

@@ -55,6 +55,9 @@ impl Ctx {
                 .add("variant", v.name())
                 .add("binary", &b.hash)
                 .add("flags", format!("{} | {}", b.cflags, b.ldflags));
+            if !b.postlink.is_empty() {
+                key = key.add("postlink", &b.postlink);
+            }
         }
         for b in &r.benches {
             key = key
@@ -78,7 +81,7 @@ impl Ctx {
                         variants: builds
                             .iter()
                             .map(|(v, b)| kfdo_bench::runner::Variant {
-                                flags: Some(format!("CFLAGS={} LDFLAGS={}", b.cflags, b.ldflags)),
+                                flags: Some(b.flags_line()),
                                 ..kfdo_bench::runner::Variant::from_template(
                                     v.name(),
                                     &template,

@@ -3,7 +3,9 @@
 //! A recipe (`recipe`) says how to fetch, build, train and benchmark a
 //! program. `pipeline` builds the variants (`variant`: baseline, AutoFDO from
 //! kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with
-//! ThinLTO), records the training run and converts it (`train`), benchmarks
+//! ThinLTO, and Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO),
+//! records the training runs and converts them (`train`; BOLT's rewrite and the
+//! layout warnings in `postlink`), benchmarks
 //! every build interleaved and writes the report (`judge`, `summary`).
 //!
 //! Every step is cached (`cache`): keyed by a SHA-256 of what it reads and
@@ -20,6 +22,7 @@ pub mod exec;
 pub mod judge;
 pub mod kernel;
 pub mod pipeline;
+pub mod postlink;
 pub mod progress;
 pub mod recipe;
 pub mod scripts;

@@ -3,21 +3,29 @@
 //! ```text
 //! source -> prepare -> build baseline ----------> record training run -> profile kfdo ------------> build autofdo, autofdo+thinlto
 //!                   \                                                 \-> profile llvm-profgen ---> build autofdo-llvm-profgen
+//!                    \                                                \-> profile propeller ------> build propeller (relink)
+//!                     \                                               \-> profile bolt -----------> build bolt (llvm-bolt)
 //!                    -> build ifdo-instrumented -> train ifdo ------------------------------------> build ifdo
-//! all builds -> benchmark (alone, nothing else running) -> record autofdo (heat map) -> report
+//! build autofdo+thinlto -> record autofdo+thinlto -> profile autofdo+thinlto+propeller -> build autofdo+thinlto+propeller
+//!                                                 \-> profile autofdo+thinlto+bolt ----> build autofdo+thinlto+bolt
+//! all builds -> benchmark (alone, nothing else running) -> record autofdo, the layout variants (heat maps) -> report
 //! ```
-//! Builds of one stage run in parallel (up to `--jobs`); the benchmark
-//! runs with the machine otherwise idle.
+//! Builds of one stage run in parallel (up to `--jobs`), and so does the
+//! autofdo+thinlto chain (its build, recording, profiles and layout builds) beside
+//! the other optimized builds; the benchmark runs with the machine otherwise idle.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use kfdo_record::hardware::Method;
 
-use crate::compile::Built;
+use crate::compile::{Built, Sources};
 use crate::ctx::{Ctx, Options};
 use crate::judge::{resolve_counters, HeatInput};
-use crate::train::{resolve_method, ProfileFile};
-use crate::variant::{ProfileKind, Variant};
+use crate::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
+use crate::train::{resolve_method, ProfileFile, PropellerProfiles, Recording};
+use crate::variant::{propeller_flags, ProfileKind, Variant};
 
 pub struct Outcome {
     pub report: PathBuf,
@@ -26,15 +34,23 @@ pub struct Outcome {
     pub gains: Vec<crate::summary::Gains>,
 }
 
+/// Whether a layout variant of this kind optimizes the build `base`.
+fn layout_on(o: &Options, base: Variant) -> bool {
+    o.variants.iter().any(|v| v.base() == Some(base))
+}
+
 fn count_steps(o: &Options) -> usize {
     let has = |v: Variant| o.variants.contains(&v);
     let needs_kfdo = has(Variant::Autofdo) || has(Variant::AutofdoThinlto);
     let autofdo_builds = o
         .variants
         .iter()
-        .filter(|v| matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen))
+        .filter(|v| {
+            !v.is_layout() && matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen)
+        })
         .count();
-    let record = autofdo_builds > 0 || o.heatmaps;
+    let layout = o.variants.iter().filter(|v| v.is_layout()).count();
+    let record = autofdo_builds > 0 || o.heatmaps || layout_on(o, Variant::Baseline);
     usize::from(o.recipe.source.debian.is_some())
         + usize::from(o.recipe.source.prepare.is_some())
         + 1 // build baseline
@@ -43,8 +59,14 @@ fn count_steps(o: &Options) -> usize {
         + usize::from(needs_kfdo)
         + usize::from(has(Variant::AutofdoLlvmProfgen))
         + autofdo_builds
+        + usize::from(layout_on(o, Variant::AutofdoThinlto)) // record autofdo+thinlto
+        + 2 * layout // profile and build each layout variant
         + 1 // benchmark
-        + usize::from(o.heatmaps && has(Variant::Autofdo))
+        + if o.heatmaps {
+            usize::from(has(Variant::Autofdo)) + layout
+        } else {
+            0
+        }
         + 1 // report
 }
 
@@ -67,12 +89,156 @@ pub fn run(opts: Options) -> anyhow::Result<Outcome> {
     pool.install(|| run_steps(&ctx))
 }
 
+/// The profiles made from a recording of one build for the layout variants on top of it.
+#[derive(Default)]
+struct LayoutProfiles {
+    propeller: Option<PropellerProfiles>,
+    bolt: Option<ProfileFile>,
+}
+
+/// What every optimized build reads: the profiles of the baseline's recording.
+struct Inputs<'a> {
+    sources: &'a Sources,
+    baseline: &'a Built,
+    kfdo: Option<ProfileFile>,
+    profgen: Option<ProfileFile>,
+    ifdo: Option<ProfileFile>,
+    /// From the baseline's recording.
+    on_baseline: LayoutProfiles,
+    /// `llvm-bolt-19 --version`, when a BOLT variant is judged.
+    bolt_id: Option<String>,
+}
+
+impl Ctx {
+    /// The Propeller and BOLT profiles of `rec` (a recording of `built`, the build
+    /// `base` names) for the layout variants on top of it, side by side.
+    fn layout_profiles(
+        &self,
+        base: Variant,
+        built: &Built,
+        rec: &Recording,
+    ) -> anyhow::Result<LayoutProfiles> {
+        let on = |kind: ProfileKind| {
+            self.opts
+                .variants
+                .iter()
+                .copied()
+                .find(|v| v.base() == Some(base) && v.profile() == kind)
+        };
+        let (propeller, bolt) = both(
+            || match on(ProfileKind::Propeller) {
+                Some(v) => self.profile_propeller(built, rec, v).map(Some),
+                None => Ok(None),
+            },
+            || match on(ProfileKind::Bolt) {
+                Some(v) => self.profile_bolt(built, rec, v).map(Some),
+                None => Ok(None),
+            },
+        )?;
+        Ok(LayoutProfiles { propeller, bolt })
+    }
+
+    /// Builds variant `v` (not the baseline). A layout variant is made from `base`, the
+    /// build it optimizes, and `layout`, the profiles of that build's recording.
+    fn make(
+        &self,
+        v: Variant,
+        inp: &Inputs<'_>,
+        base: Option<&Built>,
+        layout: &LayoutProfiles,
+    ) -> anyhow::Result<Built> {
+        let r = self.recipe();
+        let opt = &r.build.opt;
+        let all = &self.opts.variants;
+        let missing = || format!("internal: the profile step of {} did not run", v.name());
+        match v.profile() {
+            ProfileKind::None => anyhow::bail!("internal: the baseline is not an optimized build"),
+            ProfileKind::Kfdo | ProfileKind::LlvmProfgen | ProfileKind::Instrumented
+                if !v.is_layout() =>
+            {
+                let p = match v.profile() {
+                    ProfileKind::Kfdo => inp.kfdo.as_ref(),
+                    ProfileKind::LlvmProfgen => inp.profgen.as_ref(),
+                    _ => inp.ifdo.as_ref(),
+                }
+                .with_context(missing)?;
+                let (c, l) = v.build_flags(opt, Some(&p.path), all);
+                self.build(inp.sources, v.name(), c, l, &p.hash)
+            }
+            ProfileKind::Propeller => {
+                let prof = layout.propeller.as_ref().with_context(missing)?;
+                let lto = v.base() == Some(Variant::AutofdoThinlto);
+                // The relink reads the base's profile too (autofdo+thinlto's kfdo.afdo).
+                let (afdo_path, afdo_hash) = match (lto, &inp.kfdo) {
+                    (true, Some(k)) => (Some(k.path.as_path()), k.hash.as_str()),
+                    (true, None) => anyhow::bail!(missing()),
+                    (false, _) => (None, ""),
+                };
+                let (c, l) = propeller_flags(v.flags(opt, afdo_path), &prof.cc, &prof.ld, lto);
+                let built = self.build(
+                    inp.sources,
+                    v.name(),
+                    c,
+                    l,
+                    &format!("{afdo_hash}+{}", prof.hash),
+                )?;
+                let step = format!("build {}", v.name());
+                let warnings = layout_warnings(&self.log_path(&step), &[&prof.cc, &prof.ld]);
+                for w in quote_warnings(&step, &warnings) {
+                    self.progress.say(format!("  warning: {w}"));
+                }
+                if let Some(why) = explain_warnings(&warnings) {
+                    self.progress.say(format!("  {step}: {why}"));
+                }
+                Ok(built)
+            }
+            ProfileKind::Bolt => {
+                let fdata = layout.bolt.as_ref().with_context(missing)?;
+                let base = base.with_context(missing)?;
+                let id = inp.bolt_id.as_deref().with_context(missing)?;
+                let built = self.bolt(base, fdata, v, id)?;
+                let log = self.log_path(&format!("build {}", v.name()));
+                for line in bolt_profile_lines(&log) {
+                    self.progress.say(format!("  build {}: {line}", v.name()));
+                }
+                let warnings = layout_warnings(&log, &[]);
+                for w in quote_warnings(&format!("build {}", v.name()), &warnings) {
+                    self.progress.say(format!("  warning: {w}"));
+                }
+                Ok(built)
+            }
+            _ => anyhow::bail!(missing()),
+        }
+    }
+}
+
 fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let o = &ctx.opts;
     let r = ctx.recipe();
     let has = |v: Variant| o.variants.contains(&v);
     let (method, why) = resolve_method(o.method);
     let (counters, counters_note) = resolve_counters(o.counters);
+    let layout: Vec<Variant> = o
+        .variants
+        .iter()
+        .copied()
+        .filter(|v| v.is_layout())
+        .collect();
+    if method == Method::Ip {
+        if let Some(v) = layout.first() {
+            anyhow::bail!(
+                "--variants {}: Propeller and BOLT lay code out by taken branches, and the \
+                 training run would be recorded with --method ip (no branch stacks); record \
+                 with --method emulated (or lbr/brs/... where the machine has it)",
+                v.name()
+            );
+        }
+    }
+    let bolt_id = if layout.iter().any(|v| v.profile() == ProfileKind::Bolt) {
+        Some(crate::postlink::bolt_identity()?)
+    } else {
+        None
+    };
     ctx.progress.say(format!(
         "kfdo optimize: recipe '{}' ({}) -> {}",
         r.name,
@@ -97,8 +263,9 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let src = ctx.fetch_source()?;
     let sources = ctx.prepare(&src)?;
 
-    // Stage 1: the baseline, and the instrumented build for ifdo.
-    let (bflags, blink) = Variant::Baseline.flags(&r.build.opt, None);
+    // Stage 1: the baseline (with the map or the relocations a layout variant on top of
+    // it reads), and the instrumented build for ifdo.
+    let (bflags, blink) = Variant::Baseline.build_flags(&r.build.opt, None, &o.variants);
     let (baseline, instrumented) = both(
         || ctx.build(&sources, "baseline", bflags, blink, ""),
         || {
@@ -111,11 +278,10 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     )?;
 
     // Stage 2: record the training run; run the instrumented build.
-    let wants_record = o
-        .variants
-        .iter()
-        .any(|v| matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen))
-        || o.heatmaps;
+    let wants_record = o.variants.iter().any(|v| {
+        !v.is_layout() && matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen)
+    }) || o.heatmaps
+        || layout_on(o, Variant::Baseline);
     let (recording, ifdo_profile) = both(
         || {
             if wants_record {
@@ -130,19 +296,30 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
     )?;
 
-    // Stage 3: convert the recording, with kfdo and with llvm-profgen.
-    let (kfdo_profile, profgen_profile) = both(
-        || match &recording {
-            Some(rec) if has(Variant::Autofdo) || has(Variant::AutofdoThinlto) => {
-                ctx.profile_kfdo(&baseline, rec).map(Some)
-            }
-            _ => Ok(None),
+    // Stage 3: convert the recording, with kfdo and with llvm-profgen, and into the
+    // layout profiles of the variants on top of the baseline.
+    let ((kfdo_profile, profgen_profile), on_baseline) = both(
+        || {
+            both(
+                || match &recording {
+                    Some(rec) if has(Variant::Autofdo) || has(Variant::AutofdoThinlto) => {
+                        ctx.profile_kfdo(&baseline, rec).map(Some)
+                    }
+                    _ => Ok(None),
+                },
+                || match &recording {
+                    Some(rec) if has(Variant::AutofdoLlvmProfgen) => {
+                        ctx.profile_llvm_profgen(&baseline, rec).map(Some)
+                    }
+                    _ => Ok(None),
+                },
+            )
         },
         || match &recording {
-            Some(rec) if has(Variant::AutofdoLlvmProfgen) => {
-                ctx.profile_llvm_profgen(&baseline, rec).map(Some)
+            Some(rec) if layout_on(o, Variant::Baseline) => {
+                ctx.layout_profiles(Variant::Baseline, &baseline, rec)
             }
-            _ => Ok(None),
+            _ => Ok(LayoutProfiles::default()),
         },
     )?;
 
@@ -150,58 +327,142 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     if let (Some(k), Some(l)) = (&kfdo_profile, &profgen_profile) {
         notes.push(profiles_agree(&k.path, &l.path));
     }
+    if let Some(p) = &on_baseline.propeller {
+        notes.push(format!(
+            "propeller: kfdo's Propeller profiles of the baseline: {}",
+            p.summary
+        ));
+    }
 
-    // Stage 4: the optimized builds, side by side.
-    let profile_for = |v: Variant| -> Option<&ProfileFile> {
-        match v.profile() {
-            ProfileKind::None => None,
-            ProfileKind::Kfdo => kfdo_profile.as_ref(),
-            ProfileKind::LlvmProfgen => profgen_profile.as_ref(),
-            ProfileKind::Instrumented => ifdo_profile.as_ref(),
-        }
+    // Stage 4: the optimized builds, side by side; beside them the autofdo+thinlto
+    // chain when layout variants sit on top of it (its build, its recording, their
+    // profiles and builds).
+    let inputs = Inputs {
+        sources: &sources,
+        baseline: &baseline,
+        kfdo: kfdo_profile,
+        profgen: profgen_profile,
+        ifdo: ifdo_profile,
+        on_baseline,
+        bolt_id,
     };
-    let optimized: Vec<Variant> = o
+    let chain = layout_on(o, Variant::AutofdoThinlto);
+    let direct: Vec<Variant> = o
         .variants
         .iter()
         .copied()
         .filter(|v| *v != Variant::Baseline)
-        .collect();
-    use rayon::prelude::*;
-    let built: Vec<anyhow::Result<Built>> = optimized
-        .par_iter()
-        .map(|&v| {
-            let p = profile_for(v).context("internal: a variant's profile step did not run")?;
-            let (c, l) = v.flags(&r.build.opt, Some(&p.path));
-            ctx.build(&sources, v.name(), c, l, &p.hash)
+        .filter(|v| {
+            !(chain && (*v == Variant::AutofdoThinlto || v.base() == Some(Variant::AutofdoThinlto)))
         })
         .collect();
-    let mut builds = vec![(Variant::Baseline, baseline.clone())];
-    for (v, b) in optimized.iter().zip(built) {
-        builds.push((*v, b?));
+    use rayon::prelude::*;
+    let (direct_built, chain_out) = both(
+        || {
+            Ok(direct
+                .par_iter()
+                .map(|&v| ctx.make(v, &inputs, Some(inputs.baseline), &inputs.on_baseline))
+                .collect::<Vec<anyhow::Result<Built>>>())
+        },
+        || {
+            if !chain {
+                return Ok(None);
+            }
+            let none = LayoutProfiles::default();
+            let thin = ctx.make(Variant::AutofdoThinlto, &inputs, None, &none)?;
+            let rec = ctx.record(&thin, method, "autofdo+thinlto (training run)")?;
+            let profiles = ctx.layout_profiles(Variant::AutofdoThinlto, &thin, &rec)?;
+            let on_thin: Vec<Variant> = o
+                .variants
+                .iter()
+                .copied()
+                .filter(|v| v.base() == Some(Variant::AutofdoThinlto))
+                .collect();
+            let built: Vec<anyhow::Result<Built>> = on_thin
+                .par_iter()
+                .map(|&v| ctx.make(v, &inputs, Some(&thin), &profiles))
+                .collect();
+            let mut out = vec![(Variant::AutofdoThinlto, thin)];
+            for (v, b) in on_thin.iter().zip(built) {
+                out.push((*v, b?));
+            }
+            Ok(Some((out, rec, profiles)))
+        },
+    )?;
+    let mut by_variant: BTreeMap<Variant, Built> = BTreeMap::new();
+    by_variant.insert(Variant::Baseline, baseline.clone());
+    for (v, b) in direct.iter().zip(direct_built) {
+        by_variant.insert(*v, b?);
     }
+    let mut thin_recording = None;
+    if let Some((built, rec, profiles)) = chain_out {
+        by_variant.extend(built);
+        thin_recording = Some(rec);
+        if let Some(p) = &profiles.propeller {
+            notes.push(format!(
+                "autofdo+thinlto+propeller: kfdo's Propeller profiles of autofdo+thinlto: {}",
+                p.summary
+            ));
+        }
+    }
+    for v in &layout {
+        let log = ctx.log_path(&format!("build {}", v.name()));
+        let files: Vec<PathBuf> = match v.profile() {
+            ProfileKind::Propeller => {
+                let (cc, ld) =
+                    kfdo_convert::propeller_paths(&ctx.dir(&format!("profiles/{}", v.name())));
+                vec![cc, ld]
+            }
+            _ => Vec::new(),
+        };
+        let files: Vec<&std::path::Path> = files.iter().map(PathBuf::as_path).collect();
+        for line in bolt_profile_lines(&log) {
+            notes.push(format!("{}: {line}", v.name()));
+        }
+        let warnings = layout_warnings(&log, &files);
+        for w in quote_warnings(&format!("build {}", v.name()), &warnings) {
+            notes.push(format!("warning: {w}"));
+        }
+        notes.extend(explain_warnings(&warnings));
+    }
+    // In the variants' order (baseline first).
+    let builds: Vec<(Variant, Built)> = by_variant.into_iter().collect();
 
     // Stage 5: judge, alone on the machine.
     let db = ctx.bench(&builds, counters)?;
 
-    // Stage 6: heat maps of baseline and autofdo running the training workload.
+    // Stage 6: heat maps of every build with a recording of the training workload: the
+    // baseline's and autofdo+thinlto's recordings exist; autofdo and the layout variants
+    // are recorded for theirs.
     let mut heat = Vec::new();
     if o.heatmaps {
-        if let Some(rec) = &recording {
-            heat.push(HeatInput {
-                label: "baseline".into(),
-                binary: baseline.clone(),
-                perf_data: rec.perf_data.clone(),
-                perf_hash: rec.hash.clone(),
-            });
+        let to_record: Vec<&(Variant, Built)> = builds
+            .iter()
+            .filter(|(v, _)| *v == Variant::Autofdo || v.is_layout())
+            .collect();
+        let recorded: Vec<anyhow::Result<Recording>> = to_record
+            .par_iter()
+            .map(|(v, b)| ctx.record(b, method, &format!("{} (for its heat map)", v.name())))
+            .collect();
+        let mut recs: BTreeMap<Variant, Recording> = BTreeMap::new();
+        for ((v, _), rec) in to_record.iter().zip(recorded) {
+            recs.insert(*v, rec?);
         }
-        if let Some((_, af)) = builds.iter().find(|(v, _)| *v == Variant::Autofdo) {
-            let rec = ctx.record(af, method, "autofdo (for its heat map)")?;
-            heat.push(HeatInput {
-                label: "autofdo".into(),
-                binary: af.clone(),
-                perf_data: rec.perf_data,
-                perf_hash: rec.hash,
-            });
+        if let Some(rec) = recording.clone() {
+            recs.insert(Variant::Baseline, rec);
+        }
+        if let Some(rec) = thin_recording.clone() {
+            recs.insert(Variant::AutofdoThinlto, rec);
+        }
+        for (v, b) in &builds {
+            if let Some(rec) = recs.remove(v) {
+                heat.push(HeatInput {
+                    label: v.name().into(),
+                    binary: b.clone(),
+                    perf_data: rec.perf_data,
+                    perf_hash: rec.hash,
+                });
+            }
         }
     }
     let report = ctx.report(&db, &heat)?;

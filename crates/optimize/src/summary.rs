@@ -1,7 +1,8 @@
 //! The verdict in a few lines: per benchmark, each variant's change against
 //! the baseline with its interval and significance, the counters, and
 //! AutoFDO's gain as a share of instrumented PGO's and against
-//! llvm-profgen's profile.
+//! llvm-profgen's profile, and what each Propeller or BOLT variant adds to the build
+//! it optimizes.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -21,6 +22,17 @@ pub struct Gains {
     pub autofdo_share_of_ifdo: Option<f64>,
     /// autofdo's gain minus autofdo-llvm-profgen's, in points.
     pub autofdo_minus_llvm_profgen: Option<f64>,
+    /// Each layout variant (Propeller, BOLT) judged, against the build it optimizes.
+    pub layout_over_base: Vec<LayoutGain>,
+}
+
+/// What a layout variant adds to its base build: time saved against the base's mean.
+#[derive(Debug, Serialize)]
+pub struct LayoutGain {
+    pub variant: String,
+    pub base: String,
+    /// Percent of the base's mean time (negative: slower than its base).
+    pub gain_over_base_pct: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -73,11 +85,28 @@ impl Gains {
             (Some((a, _)), Some((l, _))) => Some(a - l),
             _ => None,
         };
+        let mean = |n: &str| variants.iter().find(|v| v.name == n).map(|v| v.mean_s);
+        let layout_over_base = variants
+            .iter()
+            .filter_map(|v| {
+                let variant = crate::Variant::ALL
+                    .into_iter()
+                    .find(|x| x.name() == v.name)?;
+                let base = variant.base()?.name();
+                let base_mean = mean(base).filter(|m| m.is_finite() && *m > 0.0)?;
+                v.mean_s.is_finite().then(|| LayoutGain {
+                    variant: v.name.clone(),
+                    base: base.to_string(),
+                    gain_over_base_pct: (1.0 - v.mean_s / base_mean) * 100.0,
+                })
+            })
+            .collect();
         Gains {
             benchmark,
             variants,
             autofdo_share_of_ifdo,
             autofdo_minus_llvm_profgen,
+            layout_over_base,
         }
     }
 }
@@ -194,6 +223,30 @@ fn change_words(gain_pct: f64) -> String {
 /// PGO's, and against llvm-profgen's profile. A share is given only when both gains are
 /// gains (and PGO's is significant): a share of a loss says nothing.
 fn verdict_lines(g: &Gains) -> Vec<String> {
+    let mut out = autofdo_lines(g);
+    out.extend(layout_lines(g));
+    out
+}
+
+/// What Propeller or BOLT adds on top of autofdo+thinlto (on top of the baseline, the
+/// table's row says it already): the mean times' ratio, so the two layouts of the same
+/// build compare directly.
+fn layout_lines(g: &Gains) -> Vec<String> {
+    g.layout_over_base
+        .iter()
+        .filter(|l| l.base != "baseline")
+        .map(|l| {
+            format!(
+                "{} {} against {} alone (mean times).",
+                l.variant,
+                change_words(l.gain_over_base_pct),
+                l.base
+            )
+        })
+        .collect()
+}
+
+fn autofdo_lines(g: &Gains) -> Vec<String> {
     let find = |n: &str| g.variants.iter().find(|v| v.name == n);
     let mut out = Vec::new();
     let Some(af) = find("autofdo") else {
@@ -253,6 +306,49 @@ mod tests {
             })
             .collect();
         Gains::new("b".into(), variants)
+    }
+
+    #[test]
+    fn layout_variants_are_weighed_against_their_base() {
+        let mut g = gains(&[
+            ("baseline", 0.0, false),
+            ("autofdo+thinlto", 10.0, true),
+            ("propeller", 3.0, true),
+            ("autofdo+thinlto+bolt", 12.0, true),
+        ]);
+        // Means: the baseline 1.0 s, autofdo+thinlto 0.8 s, +bolt 0.76 s.
+        for (v, m) in g.variants.iter_mut().zip([1.0, 0.8, 0.97, 0.76]) {
+            v.mean_s = m;
+        }
+        let g = Gains::new(g.benchmark, g.variants);
+        let over: Vec<(&str, &str, String)> = g
+            .layout_over_base
+            .iter()
+            .map(|l| {
+                (
+                    l.variant.as_str(),
+                    l.base.as_str(),
+                    format!("{:.2}", l.gain_over_base_pct),
+                )
+            })
+            .collect();
+        assert_eq!(
+            over,
+            [
+                ("propeller", "baseline", "3.00".to_string()),
+                (
+                    "autofdo+thinlto+bolt",
+                    "autofdo+thinlto",
+                    "5.00".to_string()
+                )
+            ]
+        );
+        assert_eq!(
+            verdict_lines(&g),
+            ["autofdo+thinlto+bolt saves 5.00 % against autofdo+thinlto alone (mean times)."]
+        );
+        let json = serde_json::to_value(&g).unwrap();
+        assert_eq!(json["layout_over_base"][1]["base"], "autofdo+thinlto");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::cache::Key;
 use crate::compile::Built;
 use crate::ctx::{fresh_dir, Ctx};
 use crate::exec::Stdout;
+use crate::variant::Variant;
 
 /// A recorded run of one build.
 #[derive(Debug, Clone)]
@@ -22,6 +23,47 @@ pub struct Recording {
     /// The method that recorded it (auto resolved).
     pub method: Method,
     pub ip_only: bool,
+}
+
+/// Propeller's two profiles of one build and what identifies their content.
+#[derive(Debug, Clone)]
+pub struct PropellerProfiles {
+    /// `-fbasic-block-sections=list=` (and lld's `--lto-basic-block-sections=`).
+    pub cc: PathBuf,
+    /// `--symbol-ordering-file=`.
+    pub ld: PathBuf,
+    /// Both files' content hashes.
+    pub hash: String,
+    /// What the layout did, in words (from the conversion's summary).
+    pub summary: String,
+}
+
+/// A Propeller conversion's summary (as JSON facts) in words: what was laid out.
+fn propeller_words(facts: &serde_json::Value) -> String {
+    let n = |k: &str| facts.get(k).and_then(|v| v.as_u64());
+    let f = |k: &str| facts.get(k).and_then(|v| v.as_f64());
+    let mut parts = Vec::new();
+    let plural = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    if let (Some(hot), Some(mapped)) = (n("hot_functions"), n("mapped_functions")) {
+        parts.push(format!(
+            "{} of {mapped} mapped",
+            plural(hot, "hot function", "hot functions")
+        ));
+    }
+    if let Some(b) = n("hot_blocks") {
+        parts.push(plural(b, "hot block", "hot blocks"));
+    }
+    if let Some(s) = n("split_functions") {
+        parts.push(plural(s, "function split", "functions split"));
+    }
+    if let (Some(a), Some(b)) = (f("ext_tsp_score_before"), f("ext_tsp_score_after")) {
+        parts.push(format!("ext-TSP score {a:.4e} -> {b:.4e}"));
+    }
+    if parts.is_empty() {
+        "Propeller profiles written".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// A profile file and its content hash.
@@ -147,6 +189,106 @@ impl Ctx {
                 summary.seconds
             ));
             Ok(serde_json::json!({}))
+        })?;
+        Ok(ProfileFile {
+            hash: done.hash_of(&out).to_string(),
+            path: out,
+        })
+    }
+
+    /// kfdo's Propeller profiles (`kfdo profile --format propeller`) of `rec` against
+    /// `built` (linked with the BB address map), for the layout variant `variant`:
+    /// `profiles/VARIANT_cc_profile.txt` and `profiles/VARIANT_ld_profile.txt`.
+    pub fn profile_propeller(
+        &self,
+        built: &Built,
+        rec: &Recording,
+        variant: Variant,
+    ) -> anyhow::Result<PropellerProfiles> {
+        let prefix = self.dir(&format!("profiles/{}", variant.name()));
+        let (cc, ld) = kfdo_convert::propeller_paths(&prefix);
+        let step = format!("profile {}", variant.name());
+        let key = Key::new("profile propeller")
+            .add("binary", &built.hash)
+            .add("perf.data", &rec.hash)
+            .add("ip-only", rec.ip_only.to_string())
+            .add("kfdo", &self.kfdo_hash)
+            .finish();
+        let done = self.step(&step, key, &[cc.clone(), ld.clone()], |log| {
+            std::fs::create_dir_all(prefix.parent().unwrap())?;
+            let req = kfdo_convert::ProfileRequest {
+                format: kfdo_convert::OutputFormat::Propeller,
+                ip_only: rec.ip_only,
+                ..kfdo_convert::ProfileRequest::new(
+                    &built.binary,
+                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
+                    &prefix,
+                )
+            };
+            let outcome = kfdo_convert::profile(&req, &mut |p| {
+                log.say(&format!("kfdo profile: reading {}", p.display()))
+            })
+            .map_err(|e| log.failed(e))?;
+            let facts = serde_json::to_value(&outcome.propeller).unwrap_or_default();
+            log.say(&format!(
+                "kfdo profile: {} samples in {} -> {} and {} in {:.2}s",
+                outcome.samples_in_binary(),
+                built.binary.display(),
+                cc.display(),
+                ld.display(),
+                outcome.seconds
+            ));
+            log.say(&format!("kfdo profile: {}", propeller_words(&facts)));
+            Ok(facts)
+        })?;
+        Ok(PropellerProfiles {
+            hash: format!("{}+{}", done.hash_of(&cc), done.hash_of(&ld)),
+            summary: propeller_words(&done.facts),
+            cc,
+            ld,
+        })
+    }
+
+    /// kfdo's BOLT profile (fdata, `kfdo profile --format bolt`) of `rec` against `built`
+    /// (linked with `--emit-relocs`), for the layout variant `variant`.
+    pub fn profile_bolt(
+        &self,
+        built: &Built,
+        rec: &Recording,
+        variant: Variant,
+    ) -> anyhow::Result<ProfileFile> {
+        let out = self.dir(&format!("profiles/{}.fdata", variant.name()));
+        let step = format!("profile {}", variant.name());
+        let key = Key::new("profile bolt")
+            .add("binary", &built.hash)
+            .add("perf.data", &rec.hash)
+            .add("ip-only", rec.ip_only.to_string())
+            .add("kfdo", &self.kfdo_hash)
+            .finish();
+        let done = self.step(&step, key, std::slice::from_ref(&out), |log| {
+            std::fs::create_dir_all(out.parent().unwrap())?;
+            let req = kfdo_convert::ProfileRequest {
+                format: kfdo_convert::OutputFormat::Bolt,
+                ip_only: rec.ip_only,
+                ..kfdo_convert::ProfileRequest::new(
+                    &built.binary,
+                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
+                    &out,
+                )
+            };
+            let outcome = kfdo_convert::profile(&req, &mut |p| {
+                log.say(&format!("kfdo profile: reading {}", p.display()))
+            })
+            .map_err(|e| log.failed(e))?;
+            let facts = serde_json::to_value(&outcome.bolt).unwrap_or_default();
+            log.say(&format!(
+                "kfdo profile: {} samples in {} -> {} ({facts}) in {:.2}s",
+                outcome.samples_in_binary(),
+                built.binary.display(),
+                out.display(),
+                outcome.seconds
+            ));
+            Ok(facts)
         })?;
         Ok(ProfileFile {
             hash: done.hash_of(&out).to_string(),

@@ -22,9 +22,11 @@ pub struct Args {
     #[arg(value_name = "RECIPE")]
     recipe: PathBuf,
     /// Variants to build besides the baseline, comma-separated. Programs: autofdo,
-    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: all four). Kernels: autofdo,
-    /// autofdo-llvm-profgen, autofdo+thinlto and the recipe's own [[variant]]s (default:
-    /// the recipe's default_variants, else autofdo,autofdo+thinlto).
+    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four), and the layout
+    /// variants propeller, bolt, autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
+    /// autofdo, autofdo-llvm-profgen, autofdo+thinlto, autofdo+thinlto+propeller and the
+    /// recipe's own [[variant]]s (default: the recipe's default_variants, else
+    /// autofdo,autofdo+thinlto).
     #[arg(long, value_name = "LIST")]
     variants: Option<String>,
     /// Kernels: boots per variant and evaluation workload (default: the recipe's, else 5).
