@@ -9,8 +9,8 @@
 //!   hot kernel functions by it;
 //! - the relinked vmlinux has the `.cold` parts the cc profile asks for;
 //! - its hot functions follow the ld profile's order (lld keeps the order within each
-//!   of the linker script's input-section groups, so adjacent pairs are counted) and
-//!   sit in a far smaller span of text than in the mapped kernel.
+//!   of the linker script's input-section groups, so adjacent pairs are counted), and
+//!   90 % of them sit in a far smaller stretch of text than in the mapped kernel.
 //!
 //! Two more kernel builds than `optimize_kernel.rs` (it shares that test's output
 //! directory, so the baseline is reused): about 25 minutes on 2 cores. It runs in CI;
@@ -116,18 +116,26 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
         "only {ascending} of {} adjacent hot functions in the ld profile's order",
         after.len() - 1
     );
-    let span = |a: &[u64]| a.iter().max().unwrap() - a.iter().min().unwrap();
+    // The smallest stretch of text holding 90 % of them: the linker script keeps some
+    // (`.sched.text`, `.noinstr.text`, ...) in places of their own whatever the order
+    // file says, so the whole span says little.
+    let window = |a: &[u64]| {
+        let mut a = a.to_vec();
+        a.sort_unstable();
+        let k = (a.len() * 9 / 10).max(1);
+        a.windows(k).map(|w| w[k - 1] - w[0]).min().unwrap()
+    };
     assert!(
-        span(&after) * 2 < span(&before),
-        "the hot functions span {} bytes relinked, {} before",
-        span(&after),
-        span(&before)
+        window(&after) * 4 < window(&before),
+        "90 % of the hot functions lie within {} bytes relinked, {} before",
+        window(&after),
+        window(&before)
     );
     eprintln!(
-        "{} hot functions: span {} -> {} bytes; {ascending} of {} adjacent pairs in order; {} split",
+        "{} hot functions: 90 % within {} -> {} bytes; {ascending} of {} adjacent pairs in order; {} split",
         hot.len(),
-        span(&before),
-        span(&after),
+        window(&before),
+        window(&after),
         after.len() - 1,
         cold.len()
     );
