@@ -19,7 +19,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   . "$HOME/.cargo/env"
 fi
 cargo build --release -p kfdo
-KFDO=$PWD/target/release/kfdo
+KFDO=${CARGO_TARGET_DIR:-$PWD/target}/release/kfdo
 OUT=${KFDO_EXAMPLE_DIR:-$PWD/work-out/sqlite3}
 
 echo "== what this machine can record"
