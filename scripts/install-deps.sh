@@ -5,6 +5,9 @@ set -euo pipefail
 
 PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
           pkg-config libclang-rt-19-dev chromium
+          # GCC AutoFDO: both releases whose profile format kfdo writes, and AutoFDO's
+          # create_gcov, the reference the gcov writer is compared with.
+          gcc g++ gcc-11 g++-11 autofdo
           # Debian source packages (dpkg-source) and what the bundled recipes and benches
           # run: sqlite3's amalgamation needs tclsh and make; the benches use time and bc.
           dpkg-dev tcl make time bc

@@ -6,11 +6,13 @@
 //! - [`summary`]: the profile summary exactly as LLVM computes it.
 //! - [`text`]: LLVM's text format (byte-identical to `llvm-profdata --text`).
 //! - [`extbinary`]: LLVM's extensible binary format (what clang reads fastest).
+//! - [`gcov`]: GCC's AutoFDO profile (`gcc -fauto-profile=`), GCC 11 and 12.
 //! - [`read_profile`] / [`write_profile`]: format sniffing and dispatch.
 
 pub mod builder;
 pub mod error;
 pub mod extbinary;
+pub mod gcov;
 pub mod model;
 pub mod summary;
 pub mod text;
@@ -19,6 +21,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub use error::AfdoError;
+pub use gcov::GcovVersion;
 pub use model::{FunctionSamples, LineLocation, Profile, SampleRecord, MAX_LINE_OFFSET};
 pub use summary::{ProfileSummary, SummaryEntry, DEFAULT_CUTOFFS};
 
@@ -30,14 +33,23 @@ pub enum Format {
     /// LLVM extensible binary (`llvm-profdata --extbinary`, the default of
     /// `llvm-profgen`).
     ExtBinary,
+    /// GCC's AutoFDO profile (`gcc -fauto-profile=`) in the layout of one
+    /// GCC release.
+    Gcov(GcovVersion),
 }
 
 impl Format {
     /// Which format `data` is in: extbinary if it starts with the extbinary
-    /// magic number, otherwise text if it looks like text.
+    /// magic number, gcov if it starts with the gcda magic and a known
+    /// version, otherwise text if it looks like text.
     pub fn sniff(data: &[u8]) -> Option<Format> {
         if extbinary::has_magic(data) {
             return Some(Format::ExtBinary);
+        }
+        if gcov::has_magic(data) {
+            return gcov::stored_version(data)
+                .and_then(GcovVersion::from_number)
+                .map(Format::Gcov);
         }
         let head = &data[..data.len().min(4096)];
         let texty = head
@@ -51,7 +63,7 @@ impl Format {
     }
 }
 
-/// Read a profile file in either format (sniffed from its content).
+/// Read a profile file in any format (sniffed from its content).
 pub fn read_profile(path: &Path) -> Result<Profile, AfdoError> {
     let data = std::fs::read(path).map_err(|source| AfdoError::Io {
         path: path.to_owned(),
@@ -68,13 +80,18 @@ pub fn parse_profile(data: &[u8], file: &str) -> Result<Profile, AfdoError> {
             msg: "empty file: no profile in it".to_owned(),
         });
     }
+    // A gcov file of an unknown version gets the gcov reader's own message.
+    if gcov::has_magic(data) {
+        return gcov::parse_gcov(data, file, None);
+    }
     match Format::sniff(data) {
         Some(Format::ExtBinary) => extbinary::parse_extbinary(data, file),
         Some(Format::Text) => text::parse_text(data, file),
+        Some(Format::Gcov(v)) => gcov::parse_gcov(data, file, Some(v)),
         None => Err(AfdoError::UnknownFormat {
             file: file.to_owned(),
             msg: "neither an LLVM extbinary sample profile (wrong magic number) nor a text one \
-                  (binary bytes); other binary variants (binary, compbinary, gcc) are not supported: \
+                  (binary bytes) nor a GCC one (no gcda magic); other binary variants (binary, compbinary) are not supported: \
                   convert with `llvm-profdata merge --sample --extbinary`"
                 .to_owned(),
         }),
@@ -106,5 +123,6 @@ pub fn write_profile(p: &Profile, fmt: Format, w: impl Write) -> Result<(), Afdo
     match fmt {
         Format::Text => text::write_text(p, w),
         Format::ExtBinary => extbinary::write_extbinary(p, w),
+        Format::Gcov(v) => gcov::write_gcov(p, v, w),
     }
 }

@@ -71,6 +71,21 @@ impl CodeMap {
         o < self.span && self.insn_bits[(o / 64) as usize] & (1 << (o % 64)) != 0
     }
 
+    /// `addr`'s offset from the lowest instruction when it is code (see [`Self::is_code`]).
+    #[inline]
+    pub fn offset_of_code(&self, addr: u64) -> Option<u32> {
+        let o = addr.wrapping_sub(self.base);
+        // The span is below 4 GiB: `kfdo_elf::Code` refuses larger texts.
+        (o < self.span && self.insn_bits[(o / 64) as usize] & (1 << (o % 64)) != 0)
+            .then_some(o as u32)
+    }
+
+    /// The address of the code at `offset` (from [`Self::offset_of_code`]).
+    #[inline]
+    pub fn code_at_offset(&self, offset: u32) -> u64 {
+        self.base + u64::from(offset)
+    }
+
     /// A fall-through range `[start, end]` cannot hold a direct jump before its
     /// last instruction: execution would have left the range there.
     pub fn crosses_uncond_jump(&self, start: u64, end: u64) -> bool {

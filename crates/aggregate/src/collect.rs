@@ -12,6 +12,7 @@ use crate::error::AggregateError;
 use crate::lbr;
 use crate::raw::RawProfile;
 use crate::space::{SpaceBuilder, Spaces, View, ANY_PID, KERNEL_PID};
+use crate::stacks::{SeenLines, StackCache};
 use crate::target::{hex, Match, TargetBinary};
 use kfdo_perf::{PerfData, Record, ScriptFile, ScriptItem};
 use rayon::prelude::*;
@@ -320,6 +321,7 @@ pub fn collect_perf_data(
         .into_par_iter()
         .map(|mut chunk| {
             let mut raw = RawProfile::default();
+            let mut cache = StackCache::default();
             let mut c = Counts::default();
             let mut released = chunk.position();
             while let Some(rec) = chunk.next_with_offset() {
@@ -328,6 +330,7 @@ pub fn collect_perf_data(
                     let entries = branches.iter().map(|e| (e.from, e.to));
                     count_sample(
                         &mut raw,
+                        &mut cache,
                         &mut c,
                         code,
                         &spaces,
@@ -336,6 +339,7 @@ pub fn collect_perf_data(
                         Some(pid),
                         ip,
                         entries,
+                        1,
                     );
                 }
                 if offset - released >= RELEASE_EVERY {
@@ -344,6 +348,7 @@ pub fn collect_perf_data(
                 }
             }
             data.release(released, chunk.position());
+            cache.flush(&mut raw, code);
             Ok((raw, c))
         })
         .collect();
@@ -395,8 +400,11 @@ pub fn collect_perf_script(
             Ok(maps)
         })
         .collect();
+    // Where the mappings change: lines between two of these are read in the same state.
+    let mut map_positions: Vec<u64> = Vec::new();
     for maps in found {
         for (start, mm) in maps? {
+            map_positions.push(start as u64);
             m.pos = start as u64;
             let exec = mm.is_executable();
             m.mmap(
@@ -425,29 +433,82 @@ pub fn collect_perf_script(
         Err(e) => return Err(e),
     };
 
-    let n_chunks = rayon::current_num_threads().max(1) * 4;
+    // One run of lines per thread: each learns the lines it sees repeated once (more,
+    // smaller runs measured more memory and fewer lines recognized).
+    let n_chunks = rayon::current_num_threads().max(1);
     let parts: Vec<_> = file
         .script_chunks(n_chunks)
         .into_par_iter()
-        .map(|mut chunk| {
+        .map(|chunk| {
+            // Counting needs no branch flags.
+            let mut chunk = chunk.addresses_only(true);
             let mut raw = RawProfile::default();
+            let mut cache = StackCache::default();
             let mut c = Counts::default();
             let mut released = chunk.position();
+            let mut lines = SeenLines::new(opts.mode == SampleMode::Lbr);
             loop {
                 let pos = chunk.position();
-                let Some(item) = chunk.next_item() else { break };
-                if let ScriptItem::Sample { pid, ip, branches } = item? {
-                    c.samples += 1;
-                    c.any_branches |= !branches.is_empty();
-                    let entries = branches.iter().map(|e| (e.from, e.to));
-                    count_sample(&mut raw, &mut c, code, &spaces, opts, pos, pid, ip, entries);
-                }
                 if pos - released >= RELEASE_EVERY {
                     file.release(released, pos);
                     released = pos;
                 }
+                // The mapping state this line is read in.
+                let epoch = map_positions.partition_point(|&p| p <= pos);
+                let line = chunk.peek_line();
+                if let Some(line) = line {
+                    if let Some(seen) = lines.seen(line, epoch) {
+                        c.add(seen);
+                        chunk.skip_line();
+                        continue;
+                    }
+                }
+                let Some(item) = chunk.next_item() else { break };
+                if let ScriptItem::Sample { pid, ip, branches } = item? {
+                    let before = c;
+                    let has_branches = !branches.is_empty();
+                    c.samples += 1;
+                    c.any_branches |= has_branches;
+                    let entries = branches.iter().map(|e| (e.from, e.to));
+                    count_sample(
+                        &mut raw, &mut cache, &mut c, code, &spaces, opts, pos, pid, ip, entries, 1,
+                    );
+                    // The sample is that line's (no blank or skipped line came first): the
+                    // reader stopped just past it.
+                    let end = chunk.position();
+                    if let Some(line) = line.filter(|l| {
+                        let len = l.len() as u64;
+                        end == pos + len + 1 || end == pos + len
+                    }) {
+                        let mut counted = c.since(&before);
+                        counted.any_branches = has_branches;
+                        lines.insert(line, epoch, pos, counted);
+                    }
+                }
+            }
+            // The lines seen again: their samples, counted once with the repeat count.
+            for (line, pos, repeat) in lines.drain() {
+                let mut reader = kfdo_perf::ScriptReader::new(path, &line).addresses_only(true);
+                if let Some(Ok(ScriptItem::Sample { pid, ip, branches })) = reader.next_item() {
+                    let entries = branches.iter().map(|e| (e.from, e.to));
+                    let mut scratch = Counts::default(); // counted when seen
+                    count_sample(
+                        &mut raw,
+                        &mut cache,
+                        &mut scratch,
+                        code,
+                        &spaces,
+                        opts,
+                        pos,
+                        pid,
+                        ip,
+                        entries,
+                        repeat,
+                    );
+                }
             }
             file.release(released, chunk.position());
+            cache.flush(&mut raw, code);
             Ok((raw, c))
         })
         .collect();
@@ -480,11 +541,32 @@ fn at_line(e: kfdo_perf::PerfError, text: &[u8], start: usize) -> String {
     e.to_string().replacen(":1:", &format!(":{line}:"), 1)
 }
 
-/// How many input bytes a streaming pass reads before handing their pages back.
-const RELEASE_EVERY: u64 = 32 << 20;
+impl Counts {
+    /// What was counted since `before`.
+    fn since(&self, before: &Counts) -> Counts {
+        Counts {
+            samples: self.samples - before.samples,
+            any_branches: self.any_branches,
+            used: self.used - before.used,
+            in_binary: self.in_binary - before.in_binary,
+            records: self.records - before.records,
+        }
+    }
 
-#[derive(Default)]
-struct Counts {
+    fn add(&mut self, d: &Counts) {
+        self.samples += d.samples;
+        self.any_branches |= d.any_branches;
+        self.used += d.used;
+        self.in_binary += d.in_binary;
+        self.records += d.records;
+    }
+}
+
+/// How many input bytes a streaming pass reads before handing their pages back.
+const RELEASE_EVERY: u64 = 8 << 20;
+
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Counts {
     samples: u64,
     any_branches: bool,
     used: u64,
@@ -496,6 +578,7 @@ struct Counts {
 #[inline]
 fn count_sample(
     raw: &mut RawProfile,
+    cache: &mut StackCache,
     c: &mut Counts,
     code: &CodeMap,
     spaces: &Spaces,
@@ -504,6 +587,7 @@ fn count_sample(
     pid: Option<u32>,
     ip: u64,
     entries: impl ExactSizeIterator<Item = (u64, u64)>,
+    repeat: u64,
 ) {
     if let Some(pid) = pid {
         if !opts.pids.is_empty() && !opts.pids.contains(&pid) {
@@ -514,29 +598,29 @@ fn count_sample(
     if view.is_empty() {
         return;
     }
-    c.used += 1;
+    c.used += repeat;
     match opts.mode {
         SampleMode::IpOnly => {
             if let Some(a) = view.translate(ip) {
-                c.in_binary += 1;
-                lbr::add_ip(raw, code, a, 1);
+                c.in_binary += repeat;
+                lbr::add_ip(raw, code, a, repeat);
             }
         }
         SampleMode::Lbr => {
             if entries.len() == 0 {
                 return;
             }
-            c.records += entries.len() as u64;
+            c.records += entries.len() as u64 * repeat;
             // Not in the binary: 0, which is never code, so it counts as external.
             let mut hit = false;
             let entries = entries.map(|(from, to)| {
-                let from = view.translate(from).unwrap_or(0);
-                let to = view.translate(to).unwrap_or(0);
-                hit |= from != 0 || to != 0;
+                let from = view.translate(from);
+                let to = view.translate(to);
+                hit |= from.is_some_and(|a| a != 0) || to.is_some_and(|a| a != 0);
                 (from, to)
             });
-            lbr::add_lbr_stack(raw, code, entries, 1);
-            c.in_binary += hit as u64;
+            cache.add(raw, code, entries, repeat);
+            c.in_binary += hit as u64 * repeat;
         }
     }
 }
@@ -611,4 +695,67 @@ fn no_samples(
         stats.samples_used,
         stats.samples_in_binary,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counted(text: &str) -> (RawProfile, CollectStats) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t.script");
+        std::fs::write(&f, text).unwrap();
+        let code = CodeMap::new(
+            &[
+                0x1150, 0x1152, 0x1158, 0x11b0, 0x1250, 0x1258, 0x1296, 0x12a0,
+            ],
+            &[0x12a0],
+        );
+        let opts = CollectOptions {
+            mode: SampleMode::Lbr,
+            pids: Vec::new(),
+        };
+        collect_perf_script(&f, &TargetBinary::named("t"), &code, &opts).unwrap()
+    }
+
+    /// Lines seen again are counted from the cache: the same counts and statistics as
+    /// reading every line (made unique here with trailing blanks, which parse the same).
+    #[test]
+    fn repeated_lines_count_as_read() {
+        let lines = [
+            "  1258 0x1258/0x11b0/P/-/-/0/  0x1152/0x1296/P/-/-/0/  0x7fff0000/0x1150/P/-/-/0/",
+            "  1258 0x1258/0x11b0/P/-/-/0/  0x1258/0x11b0/P/-/-/0/  0x1152/0x1296/P/-/-/0/",
+            "",
+            "  12a0 0x12a0/0x1150/-/-/-/0/  0x1250/0x1296/-/-/-/0/",
+            "     1 0x7f000000/0x7f000010/-/-/-/0/",
+            " 6099/6099     1150 0x1152/0x1158/-/-/-/0/",
+        ];
+        let mut same = String::new();
+        let mut unique = String::new();
+        for i in 0..300 {
+            let l = lines[(i * 7 + i / 5) % lines.len()];
+            same.push_str(l);
+            same.push('\n');
+            unique.push_str(l);
+            if !l.is_empty() {
+                unique.push_str(&" ".repeat(i + 1));
+            }
+            unique.push('\n');
+        }
+        let (a, sa) = counted(&same);
+        let (b, sb) = counted(&unique);
+        assert_eq!(a, b);
+        assert!(!a.is_empty());
+        let key = |s: &CollectStats| {
+            (
+                s.samples,
+                s.samples_used,
+                s.samples_in_binary,
+                s.branch_records,
+                s.dropped_range_count,
+            )
+        };
+        assert_eq!(key(&sa), key(&sb));
+        assert!(sa.samples > 200 && sa.samples < 300, "{}", sa.samples);
+    }
 }

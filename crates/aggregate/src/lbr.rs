@@ -25,22 +25,39 @@ pub fn add_lbr_stack(
     entries: impl Iterator<Item = (u64, u64)>,
     repeat: u64,
 ) {
+    add_classified_stack(
+        p,
+        entries.map(|(from, to)| {
+            (
+                code.is_code(from).then_some(from),
+                code.is_code(to).then_some(to),
+            )
+        }),
+        repeat,
+    );
+}
+
+/// [`add_lbr_stack`] with each end already looked up: `Some(address)` when it is code.
+#[inline]
+pub fn add_classified_stack(
+    p: &mut RawProfile,
+    entries: impl Iterator<Item = (Option<u64>, Option<u64>)>,
+    repeat: u64,
+) {
     // `end` is the newer record's source: where the fall-through run stopped.
     let mut end: Option<u64> = None;
     for (from, to) in entries {
-        let from_code = code.is_code(from);
-        let to_code = code.is_code(to);
-        if !from_code && !to_code {
+        if from.is_none() && to.is_none() {
             continue;
         }
-        let src = if from_code { from } else { EXTERNAL_ADDR };
-        if to_code {
+        let src = from.unwrap_or(EXTERNAL_ADDR);
+        if let Some(to) = to {
             p.add_branch(src, to, repeat);
             if let Some(e) = end {
                 p.add_range(to, e, repeat);
             }
         }
-        end = from_code.then_some(from);
+        end = from;
     }
 }
 

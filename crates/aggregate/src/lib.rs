@@ -20,6 +20,7 @@ pub mod error;
 pub mod lbr;
 pub mod raw;
 pub mod space;
+mod stacks;
 pub mod target;
 
 pub use code::CodeMap;

@@ -33,6 +33,19 @@ pub struct KernelSymbols {
 }
 
 impl TargetBinary {
+    /// A binary known by name only, for tests of inputs without mappings.
+    #[cfg(test)]
+    pub(crate) fn named(name: &str) -> Self {
+        TargetBinary {
+            path: name.to_string(),
+            build_id: None,
+            name: name.to_string(),
+            name_is_override: false,
+            kernel_symbols: None,
+            segments: Vec::new(),
+        }
+    }
+
     pub fn new(bin: &Binary, binary_name: Option<&str>, kernel: bool) -> Self {
         let path = bin.path().display().to_string();
         let (name, name_is_override) = match binary_name {

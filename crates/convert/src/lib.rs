@@ -8,12 +8,14 @@
 //! [`OutputFormat`] here.
 
 mod bolt;
+mod gcov;
 mod profile;
 mod propeller;
 mod show;
 mod show_bb_addr_map;
 
 pub use bolt::BoltSummary;
+pub use gcov::gcc_major_on_path;
 pub use profile::{
     profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
 };

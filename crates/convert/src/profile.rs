@@ -44,6 +44,8 @@ pub enum OutputFormat {
     Bolt,
     /// Propeller's cc and ld profiles (`OUTPUT_cc_profile.txt`, `OUTPUT_ld_profile.txt`).
     Propeller,
+    /// GCC's AutoFDO profile (`gcc -fauto-profile=`) for `ProfileRequest::gcc_version`.
+    Gcov,
 }
 
 impl OutputFormat {
@@ -54,6 +56,7 @@ impl OutputFormat {
             OutputFormat::Raw => "raw",
             OutputFormat::Bolt => "bolt",
             OutputFormat::Propeller => "propeller",
+            OutputFormat::Gcov => "gcov",
         }
     }
 }
@@ -77,6 +80,9 @@ pub struct ProfileRequest {
     /// With `kernel`: kernel modules (`.ko`, with debug info) whose samples are profiled
     /// too and merged into the one profile that the kernel build (modules included) reads.
     pub modules: Vec<PathBuf>,
+    /// `OutputFormat::Gcov`: the GCC major release that will read the profile (11 or
+    /// 12); None: the one of `gcc --version` on PATH.
+    pub gcc_version: Option<u32>,
 }
 
 impl ProfileRequest {
@@ -91,6 +97,7 @@ impl ProfileRequest {
             pids: Vec::new(),
             binary_name: None,
             modules: Vec::new(),
+            gcc_version: None,
         }
     }
 }
@@ -165,6 +172,16 @@ pub fn profile(
     if req.format == OutputFormat::Bolt {
         return crate::bolt::profile_bolt(req, on_input, started);
     }
+    // Before any input is read: which GCC the gcov file is for.
+    let gcov = match req.format {
+        OutputFormat::Gcov => Some(crate::gcov::gcov_version(req.gcc_version)?),
+        _ if req.gcc_version.is_some() => {
+            return Err(ProfileError::Request(
+                "--gcc-version is for --format gcov only".into(),
+            ))
+        }
+        _ => None,
+    };
     let bin = kfdo_elf::Binary::open(&req.binary)?;
     if req.kernel && !bin.is_kernel() {
         return Err(ProfileError::Request(format!(
@@ -226,8 +243,9 @@ pub fn profile(
                 profile.merge(&p);
                 outcome.modules.push(part);
             }
-            let fmt = match format {
-                OutputFormat::Text => Format::Text,
+            let fmt = match (format, gcov) {
+                (OutputFormat::Text, _) => Format::Text,
+                (OutputFormat::Gcov, Some(v)) => Format::Gcov(v),
                 _ => Format::ExtBinary,
             };
             kfdo_afdo::write_profile(&profile, fmt, std::io::BufWriter::new(out.file()))
@@ -298,7 +316,10 @@ fn symbolize(
     let mode = if req.ip_only { Mode::IpOnly } else { Mode::Lbr };
     // As llvm-profgen: clang's marker symbol says the discriminators are
     // flow-sensitive (kbuild's CONFIG_AUTOFDO_CLANG builds).
-    let disc = if bin.symbol_address(FS_DISCRIMINATOR_SYMBOL).is_some() {
+    // GCC's discriminators are plain block numbers: a gcov profile is for GCC.
+    let disc = if req.format == OutputFormat::Gcov {
+        Discriminators::Gcc
+    } else if bin.symbol_address(FS_DISCRIMINATOR_SYMBOL).is_some() {
         Discriminators::FlowSensitive
     } else {
         Discriminators::Encoded

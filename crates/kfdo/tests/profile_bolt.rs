@@ -39,17 +39,6 @@ const BOLT_LDFLAGS: &[&str] = &[
     "-Wl,-z,separate-loadable-segments",
 ];
 
-fn record(bin: &Path, args: &[&str], out: &Path) {
-    run_ok(
-        kfdo()
-            .args(["record", "-q", "--method", "emulated", "-c", "1009", "-o"])
-            .arg(out)
-            .arg("--")
-            .arg(bin)
-            .args(args),
-    );
-}
-
 fn sorted_lines(path: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_to_string(path)
         .unwrap()
@@ -65,7 +54,7 @@ fn sorted_lines(path: &Path) -> Vec<String> {
 fn same_as_perf2bolt(dir: &Path, bin: &Path, args: &[&str]) -> (PathBuf, usize) {
     let name = bin.file_name().unwrap().to_str().unwrap();
     let data = dir.join(format!("{name}.data"));
-    record(bin, args, &data);
+    record_emulated(bin, args, &data);
     let theirs = dir.join(format!("{name}.perf2bolt.fdata"));
     run_ok(
         Command::new(PERF2BOLT)
@@ -244,7 +233,7 @@ fn bad_inputs_are_refused_without_output() {
     // A recording of another program: nothing of this binary in it.
     let other = build_bolt("interp.c", dir.path(), "interp", &["-fno-pie", "-no-pie"]);
     let data = dir.path().join("interp.data");
-    record(&other, &["16"], &data);
+    record_emulated(&other, &["16"], &data);
     let err = refused("--perf-data", &data);
     assert!(err.contains("lz"), "{err}");
 

@@ -28,17 +28,6 @@ fn tools() -> bool {
 
 const MAP: &[&str] = &["-fuse-ld=lld", "-fbasic-block-address-map"];
 
-fn record(bin: &Path, args: &[&str], out: &Path) {
-    run_ok(
-        kfdo()
-            .args(["record", "-q", "--method", "emulated", "-c", "1009", "-o"])
-            .arg(out)
-            .arg("--")
-            .arg(bin)
-            .args(args),
-    );
-}
-
 fn propeller(bin: &Path, data: &Path, prefix: &Path) -> std::process::Output {
     kfdo()
         .args(["profile", "-q", "--format", "propeller", "--binary"])
@@ -89,7 +78,7 @@ fn clusters(cc: &str) -> Vec<(String, Vec<Vec<u32>>)> {
 fn profile_program(dir: &Path, source: &str, args: &[&str]) -> (PathBuf, PathBuf, PathBuf) {
     let bin = build(source, dir, MAP);
     let data = dir.join("train.data");
-    record(&bin, args, &data);
+    record_emulated(&bin, args, &data);
     let prefix = dir.join("prop");
     let out = propeller(&bin, &data, &prefix);
     assert!(
@@ -328,7 +317,7 @@ fn bad_inputs_are_refused_and_nothing_is_written() {
     std::fs::create_dir(&plain_dir).unwrap();
     let plain = build("interp.c", &plain_dir, &["-fuse-ld=lld"]);
     let plain_data = d.join("plain.data");
-    record(&plain, &["18"], &plain_data);
+    record_emulated(&plain, &["18"], &plain_data);
     let err = fails(&plain, &plain_data, &d.join("nomap"));
     assert!(err.contains("-fbasic-block-address-map"), "{err}");
 

@@ -463,7 +463,7 @@ impl PerfData {
                     Ok(Some((_, _, _, len))) => pos += len,
                     _ => break,
                 }
-                if pos - released >= 32 << 20 {
+                if pos - released >= 8 << 20 {
                     self.release(released as u64, pos as u64);
                     released = pos;
                 }

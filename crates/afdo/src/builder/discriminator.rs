@@ -11,6 +11,11 @@
 //! pass and are kept whole: the profile is keyed by the full value, with no
 //! duplication factor. Clang marks such objects with a weak symbol,
 //! [`FS_DISCRIMINATOR_SYMBOL`], which survives into the linked binary.
+//!
+//! GCC's discriminators are neither: `gcc -g` numbers the basic blocks of a
+//! line 1, 2, 3... with no encoding and no duplication factor, so decoding
+//! them the LLVM way would scale counts by a made-up factor (GCC's
+//! discriminator 1024 reads as LLVM's base 0 duplicated 4 times).
 
 /// One prefix-encoded component: bit 0 set means the component is absent (0);
 /// otherwise 5 bits, or 11 bits when bit 6 says the long form is used.
@@ -47,6 +52,8 @@ pub enum Discriminators {
     Encoded,
     /// Flow-sensitive: the whole value, duplication factor 1.
     FlowSensitive,
+    /// GCC's plain block numbers: the whole value, duplication factor 1.
+    Gcc,
 }
 
 impl Discriminators {
@@ -54,7 +61,7 @@ impl Discriminators {
     pub fn key(self, d: u32) -> u32 {
         match self {
             Discriminators::Encoded => base_discriminator(d),
-            Discriminators::FlowSensitive => d,
+            Discriminators::FlowSensitive | Discriminators::Gcc => d,
         }
     }
 
@@ -62,7 +69,7 @@ impl Discriminators {
     pub fn duplication(self, d: u32) -> u32 {
         match self {
             Discriminators::Encoded => duplication_factor(d),
-            Discriminators::FlowSensitive => 1,
+            Discriminators::FlowSensitive | Discriminators::Gcc => 1,
         }
     }
 }
@@ -109,6 +116,19 @@ mod tests {
         for d in [0, 1, 257, 0x1_0002] {
             assert_eq!(Discriminators::FlowSensitive.key(d), d);
             assert_eq!(Discriminators::FlowSensitive.duplication(d), 1);
+        }
+    }
+
+    #[test]
+    fn gcc_discriminators_are_plain_numbers() {
+        assert_eq!(
+            duplication_factor(1024),
+            4,
+            "what LLVM's decoding would make of it"
+        );
+        for d in [0, 1, 3, 7, 1024] {
+            assert_eq!(Discriminators::Gcc.key(d), d);
+            assert_eq!(Discriminators::Gcc.duplication(d), 1);
         }
     }
 }

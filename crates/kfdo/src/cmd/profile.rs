@@ -1,5 +1,5 @@
-//! `kfdo profile`: recordings -> AutoFDO sample profile (or the raw aggregate, BOLT's
-//! fdata, Propeller's cc and ld profiles).
+//! `kfdo profile`: recordings -> AutoFDO sample profile (LLVM's, or GCC's gcov format;
+//! or the raw aggregate, BOLT's fdata, Propeller's cc and ld profiles).
 
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
@@ -24,10 +24,14 @@ pub struct Args {
     /// and OUT_ld_profile.txt).
     #[arg(long, short, value_name = "OUT")]
     output: PathBuf,
-    /// Output format: an AutoFDO sample profile (text, extbinary), BOLT's fdata, or
-    /// Propeller's profiles (BIN built with -fbasic-block-address-map).
+    /// Output format: an AutoFDO sample profile (LLVM text, extbinary; GCC's gcov),
+    /// BOLT's fdata, or Propeller's profiles (BIN built with -fbasic-block-address-map).
     #[arg(long, value_enum, default_value_t = OutFormat::Extbinary)]
     format: OutFormat,
+    /// --format gcov: the GCC major release that will read it (11 or 12; default: the
+    /// `gcc` on PATH). The file's version must match that compiler's.
+    #[arg(long, value_name = "N")]
+    gcc_version: Option<u32>,
     /// Write the unsymbolized raw aggregate (mergeable) instead of a sample profile.
     #[arg(long)]
     raw: bool,
@@ -50,6 +54,10 @@ pub struct Args {
     /// Print a JSON summary on stdout.
     #[arg(long)]
     json: bool,
+    /// Worker threads (default: one per core; the RAYON_NUM_THREADS environment variable
+    /// sets the default).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -61,9 +69,18 @@ enum OutFormat {
     /// Propeller's cc profile (clang -fbasic-block-sections=list=) and ld profile (lld
     /// --symbol-ordering-file), from the binary's BB address map.
     Propeller,
+    /// GCC's AutoFDO profile (gcc -fauto-profile=) for --gcc-version N.
+    Gcov,
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    if let Some(n) = a.threads.filter(|&n| n > 0) {
+        // The global pool is built on first use, so nothing has started it yet.
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("--threads {n}: {e}"))?;
+    }
     let inputs: Vec<Input> = a
         .perf_data
         .iter()
@@ -81,8 +98,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 OutFormat::Extbinary => OutputFormat::Extbinary,
                 OutFormat::Bolt => OutputFormat::Bolt,
                 OutFormat::Propeller => OutputFormat::Propeller,
+                OutFormat::Gcov => OutputFormat::Gcov,
             }
         },
+        gcc_version: a.gcc_version,
         kernel: a.kernel,
         ip_only: a.ip_only,
         pids: a.pid.clone(),

@@ -42,6 +42,32 @@ pub fn run_ok(cmd: &mut Command) -> Output {
     out
 }
 
+/// `kfdo record --method emulated` of `bin ARGS` into `out`, at a prime period (1009
+/// taken branches) so samples do not beat in step with the program's loops.
+pub fn record_emulated(bin: &Path, args: &[&str], out: &Path) {
+    run_ok(
+        kfdo()
+            .args(["record", "-q", "--method", "emulated", "-c", "1009", "-o"])
+            .arg(out)
+            .arg("--")
+            .arg(bin)
+            .args(args),
+    );
+}
+
+/// `kfdo profile --format FORMAT` of one perf.data of `bin` into `out`.
+pub fn profile_perf_data(bin: &Path, data: &Path, out: &Path, format: &str) {
+    run_ok(
+        kfdo()
+            .args(["profile", "-q", "--format", format, "--binary"])
+            .arg(bin)
+            .arg("--perf-data")
+            .arg(data)
+            .arg("-o")
+            .arg(out),
+    );
+}
+
 /// Compile `source` (C or C++ by extension) with clang-19 into `dir`.
 pub fn build(source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
     let src = program_source(source);

@@ -28,6 +28,12 @@ use crate::mapped::Bytes;
 use crate::record::OwnedMmap;
 use crate::sample::BranchEntry;
 
+mod fields;
+#[cfg(test)]
+mod tests;
+
+use fields::*;
+
 /// One item of `perf script` output.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ScriptItem<'b> {
@@ -141,6 +147,8 @@ pub struct ScriptReader<'a> {
     before: &'a [u8],
     buf: Vec<BranchEntry>,
     failed: bool,
+    /// Branch records without their flags (see [`ScriptReader::addresses_only`]).
+    addresses_only: bool,
 }
 
 impl<'a> ScriptReader<'a> {
@@ -155,7 +163,17 @@ impl<'a> ScriptReader<'a> {
             before: &[],
             buf: Vec::with_capacity(32),
             failed: false,
+            addresses_only: false,
         }
+    }
+
+    /// Read only the addresses of branch records: their flags (prediction, cycles, type)
+    /// are left 0. For readers that count ranges and branches, which is all they need;
+    /// the flags are a third of a record's text. Lines are accepted and refused exactly
+    /// as without this.
+    pub fn addresses_only(mut self, yes: bool) -> Self {
+        self.addresses_only = yes;
+        self
     }
 
     /// The number of the line the next item starts on (in the whole file).
@@ -195,6 +213,25 @@ impl<'a> ScriptReader<'a> {
         }
     }
 
+    /// The next line's bytes (without its newline), not consumed: for readers that
+    /// recognize lines they have seen before and skip them with [`Self::skip_line`].
+    /// `None` at the end or after an error.
+    pub fn peek_line(&self) -> Option<&'a [u8]> {
+        if self.failed {
+            return None;
+        }
+        let rest = self.text.get(self.pos..).filter(|r| !r.is_empty())?;
+        Some(&rest[..memchr(b'\n', rest).unwrap_or(rest.len())])
+    }
+
+    /// Consumes the line [`Self::peek_line`] shows.
+    pub fn skip_line(&mut self) {
+        if let Some(line) = self.peek_line() {
+            self.pos = (self.pos + line.len() + 1).min(self.text.len());
+            self.line += 1;
+        }
+    }
+
     /// The next sample or mapping; `None` at the end. After an error the reader ends.
     #[allow(clippy::should_implement_trait)]
     pub fn next_item(&mut self) -> Option<Result<ScriptItem<'_>, PerfError>> {
@@ -229,7 +266,15 @@ impl<'a> ScriptReader<'a> {
             // The event tag comes after at most the comm, pid/tid, cpu and time
             // columns; looking only there keeps this check off the long sample lines.
             let head = &t[..t.len().min(160)];
-            if let Some(i) = memmem::find(head, b"PERF_RECORD_") {
+            // `_` first (one vectorized scan): sample lines rarely have one.
+            static RECORD: std::sync::OnceLock<memmem::Finder<'static>> =
+                std::sync::OnceLock::new();
+            let record = memchr(b'_', head).and_then(|_| {
+                RECORD
+                    .get_or_init(|| memmem::Finder::new(b"PERF_RECORD_"))
+                    .find(head)
+            });
+            if let Some(i) = record {
                 let ev = &t[i + b"PERF_RECORD_".len()..];
                 let (is2, after) = if let Some(a) = ev.strip_prefix(b"MMAP2 ") {
                     (true, a)
@@ -247,213 +292,33 @@ impl<'a> ScriptReader<'a> {
                 });
             }
             self.buf.clear();
-            return Some(match parse_sample(line, &mut self.buf) {
-                Ok((pid, ip)) => Ok(ScriptItem::Sample {
-                    pid,
-                    ip,
-                    branches: &self.buf,
-                }),
-                Err(d) => {
-                    self.failed = true;
-                    Err(self.error(line_no, line, d))
-                }
-            });
+            return Some(
+                match parse_sample(line, &mut self.buf, self.addresses_only) {
+                    Ok((pid, ip)) => Ok(ScriptItem::Sample {
+                        pid,
+                        ip,
+                        branches: &self.buf,
+                    }),
+                    Err(d) => {
+                        self.failed = true;
+                        Err(self.error(line_no, line, d))
+                    }
+                },
+            );
         }
     }
 }
 
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', r @ ..] = s {
-        s = r;
-    }
-    while let [r @ .., b' ' | b'\t'] = s {
-        s = r;
-    }
-    s
-}
-
-/// Hex digits with an optional `0x`, no overflow.
-fn hex(s: &[u8]) -> Option<u64> {
-    let d = s.strip_prefix(b"0x").unwrap_or(s);
-    if d.is_empty() || d.len() > 16 {
-        return None;
-    }
-    let mut v = 0u64;
-    for &c in d {
-        let x = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = v << 4 | u64::from(x);
-    }
-    Some(v)
-}
-
-fn dec(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 19 {
-        return None;
-    }
-    s.iter().try_fold(0u64, |v, &c| {
-        c.is_ascii_digit().then(|| v * 10 + u64::from(c - b'0'))
-    })
-}
-
-/// A pid as printed: decimal, or -1 (kernel) as `u32::MAX`.
-fn pid(s: &[u8]) -> Option<u32> {
-    if s == b"-1" {
-        return Some(u32::MAX);
-    }
-    dec(s).and_then(|v| u32::try_from(v).ok())
-}
-
-/// Whitespace-separated tokens with their start offsets.
-#[derive(Clone)]
-struct Tokens<'s> {
-    s: &'s [u8],
-    i: usize,
-}
-
-fn tokens(s: &[u8]) -> Tokens<'_> {
-    Tokens { s, i: 0 }
-}
-
-impl<'s> Iterator for Tokens<'s> {
-    type Item = (usize, &'s [u8]);
-    fn next(&mut self) -> Option<Self::Item> {
-        let s = self.s;
-        let mut i = self.i;
-        while i < s.len() && (s[i] == b' ' || s[i] == b'\t') {
-            i += 1;
-        }
-        if i >= s.len() {
-            self.i = i;
-            return None;
-        }
-        let start = i;
-        while i < s.len() && s[i] != b' ' && s[i] != b'\t' {
-            i += 1;
-        }
-        self.i = i;
-        Some((start, &s[start..i]))
-    }
-}
-
-fn branch_type(name: &[u8]) -> u8 {
-    use crate::consts::br_type::*;
-    match name {
-        b"COND" => COND,
-        b"UNCOND" => UNCOND,
-        b"IND" => IND,
-        b"CALL" => CALL,
-        b"IND_CALL" => IND_CALL,
-        b"RET" => RET,
-        b"SYSCALL" => SYSCALL,
-        b"SYSRET" => SYSRET,
-        b"COND_CALL" => COND_CALL,
-        b"COND_RET" => COND_RET,
-        b"ERET" => ERET,
-        b"IRQ" => IRQ,
-        b"SERROR" => SERROR,
-        b"NO_TX" => NO_TX,
-        b"EXTEND_ABI" => EXTEND_ABI,
-        _ => UNKNOWN,
-    }
-}
-
-/// Hex digit values; 0xff for anything else.
-static HEX: [u8; 256] = {
-    let mut t = [0xffu8; 256];
-    let mut i = 0;
-    while i < 10 {
-        t[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        t[b'a' as usize + i] = 10 + i as u8;
-        t[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    t
-};
-
-/// `0x` then hex digits up to the next `/` or the end, from `tok[i..]`: the
-/// value and the index just past the `/` (or the end).
-#[inline]
-fn hex_field(tok: &[u8], i: usize) -> Option<(u64, usize)> {
-    let d = tok.get(i..)?.strip_prefix(b"0x")?;
-    let mut v = 0u64;
-    let mut n = 0;
-    while n < d.len() {
-        let x = HEX[d[n] as usize];
-        if x == 0xff {
-            if d[n] == b'/' {
-                break;
-            }
-            return None;
-        }
-        v = v << 4 | u64::from(x);
-        n += 1;
-    }
-    if n == 0 || n > 16 {
-        return None;
-    }
-    Some((v, (i + 2 + n + 1).min(tok.len())))
-}
-
-/// `0xFROM/0xTO[/M|P|-[/X|-[/A|-[/CYCLES[/TYPE[/...]]]]]]`: `None` when `tok`
-/// is not a branch record at all (no `0xHEX/` start), else the record or why
-/// it is malformed.
-///
-/// This is the hot loop of reading perf script text (32 tokens a line, two
-/// million lines in a large profile): one walk over the bytes, a table for hex
-/// digits, flags read in place (measured ~2x faster than split iterators).
-#[inline]
-fn parse_branch(tok: &[u8]) -> Option<Result<BranchEntry, String>> {
-    let (from, i) = hex_field(tok, 0)?;
-    if tok.get(i.wrapping_sub(1)) != Some(&b'/') || i > tok.len() {
-        return None;
-    }
-    let Some((to, mut i)) = hex_field(tok, i) else {
-        return Some(Err(format!(
-            "branch {:?} has no hex target address (symbolized `brstacksym` output is not read; use -F brstack)",
-            String::from_utf8_lossy(tok)
-        )));
-    };
-    let mut fields = [&b""[..]; 5];
-    for f in fields.iter_mut() {
-        if i >= tok.len() {
-            break;
-        }
-        let end = tok[i..]
-            .iter()
-            .position(|&c| c == b'/')
-            .map_or(tok.len(), |p| i + p);
-        *f = &tok[i..end];
-        i = end + 1;
-    }
-    let [m, x, a, c, t] = fields;
-    let cycles = if c.is_empty() {
-        0
-    } else {
-        dec(c).map_or(0, |v| v.min(u64::from(u16::MAX)) as u16)
-    };
-    let ty = if t.is_empty() { 0 } else { branch_type(t) };
-    Some(Ok(BranchEntry {
-        from,
-        to,
-        flags: BranchEntry::make_flags(m == b"M", m == b"P", x == b"X", a == b"A", cycles, ty),
-    }))
-}
-
-fn parse_sample(line: &[u8], out: &mut Vec<BranchEntry>) -> Result<(Option<u32>, u64), String> {
+fn parse_sample(
+    line: &[u8],
+    out: &mut Vec<BranchEntry>,
+    addresses_only: bool,
+) -> Result<(Option<u32>, u64), String> {
     let mut pid_v = None;
     let mut ip = None;
-    let mut toks = tokens(line).peekable();
+    let mut toks = tokens(line);
     // Head: [pid[/tid]] ip [symbol tokens...]
-    if let Some(&(start, first)) = toks.peek() {
+    if let Some((start, first)) = toks.clone().next() {
         if let Some(slash) = memchr(b'/', first).filter(|_| !first.starts_with(b"0x")) {
             pid_v =
                 Some(pid(&first[..slash]).ok_or_else(|| {
@@ -470,7 +335,21 @@ fn parse_sample(line: &[u8], out: &mut Vec<BranchEntry>) -> Result<(Option<u32>,
             }
         }
     }
-    for (_, t) in toks {
+    loop {
+        // Branch records take the fast path; the rest goes token by token.
+        let mut i = toks.i;
+        while i < line.len() && (line[i] == b' ' || line[i] == b'\t') {
+            i += 1;
+        }
+        if i >= line.len() {
+            break;
+        }
+        if let Some((branch, end)) = fast_branch(line, i, addresses_only) {
+            out.push(branch);
+            toks.i = end;
+            continue;
+        }
+        let Some((_, t)) = toks.next() else { break };
         if let Some(branch) = parse_branch(t) {
             out.push(branch?);
         } else if ip.is_none() && out.is_empty() {
@@ -580,145 +459,4 @@ fn parse_mmap(s: &[u8], is2: bool) -> Result<OwnedMmap, String> {
     }
     m.filename = String::from_utf8_lossy(path).into_owned();
     Ok(m)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    type Item = Result<(Option<u32>, u64, Vec<BranchEntry>), String>;
-
-    fn items(text: &str) -> Vec<Item> {
-        let f = ScriptFile::from_bytes("t", text.as_bytes().to_vec());
-        let mut r = f.items();
-        let mut out = Vec::new();
-        while let Some(i) = r.next_item() {
-            out.push(match i {
-                Ok(ScriptItem::Sample { pid, ip, branches }) => Ok((pid, ip, branches.to_vec())),
-                Ok(ScriptItem::Mmap(m)) => Err(format!("mmap {}", m.filename)),
-                Err(e) => Err(e.to_string()),
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn sample_shapes() {
-        let b = |f, t, fl| BranchEntry {
-            from: f,
-            to: t,
-            flags: fl,
-        };
-        let r = items(" 6099/6099       7f5d30ec2316 0x401000/0x401040/M/-/-/0/  0x401011/0x401051/P/X/A/3/COND \n");
-        assert_eq!(
-            r,
-            vec![Ok((
-                Some(6099),
-                0x7f5d30ec2316,
-                vec![
-                    b(0x401000, 0x401040, 1),
-                    b(
-                        0x401011,
-                        0x401051,
-                        BranchEntry::make_flags(false, true, true, true, 3, 1)
-                    )
-                ]
-            ))]
-        );
-        assert_eq!(
-            items("           401000 [unknown] 0x1/0x2/P/-/-/0/\n"),
-            vec![Ok((None, 0x401000, vec![b(1, 2, 2)]))]
-        );
-        assert_eq!(
-            items(" 6218      7f119ced68c8\n     7f119ced7080\n"),
-            vec![
-                Ok((Some(6218), 0x7f119ced68c8, vec![])),
-                Ok((None, 0x7f119ced7080, vec![]))
-            ]
-        );
-        // -F ip,sym: the symbol is skipped even when it looks like hex.
-        assert_eq!(
-            items("     7f5d30ec2316 add\n"),
-            vec![Ok((None, 0x7f5d30ec2316, vec![]))]
-        );
-    }
-
-    #[test]
-    fn mmap_lines() {
-        let f = ScriptFile::from_bytes(
-            "t",
-            b"PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x120bb08) @ 0xffffffff81000000]: x [kernel.kallsyms]_text\n\
-              sh  6099   298.898400: PERF_RECORD_MMAP2 6099/6099: [0x55d21e86b000(0x13000) @ 0x4000 fe:00 247072 0]: r-xp /usr/bin/my dash\n\
-              PERF_RECORD_MMAP2 1/2: [0x1000(0x2000) @ 0 <abcd>]: r--s /x\n"
-                .to_vec(),
-        );
-        let mut r = f.items();
-        let mut ms = Vec::new();
-        while let Some(i) = r.next_item() {
-            match i.unwrap() {
-                ScriptItem::Mmap(m) => ms.push(m),
-                _ => panic!(),
-            }
-        }
-        assert_eq!(ms[0].pid, u32::MAX);
-        assert_eq!(ms[0].misc, misc::KERNEL);
-        assert!(ms[0].is_executable());
-        assert_eq!(ms[0].filename, "[kernel.kallsyms]_text");
-        assert_eq!(
-            (
-                ms[1].start,
-                ms[1].len,
-                ms[1].pgoff,
-                ms[1].maj,
-                ms[1].min,
-                ms[1].ino
-            ),
-            (0x55d21e86b000, 0x13000, 0x4000, 0xfe, 0, 247072)
-        );
-        assert_eq!(ms[1].filename, "/usr/bin/my dash");
-        assert_eq!(ms[1].prot, PROT_READ | PROT_EXEC);
-        assert_eq!(ms[2].build_id.as_deref(), Some(&[0xab, 0xcd][..]));
-        assert!(!ms[2].is_executable());
-        assert_eq!(ms[2].flags, MAP_SHARED);
-    }
-
-    #[test]
-    fn errors_name_the_line() {
-        let r = items("\n 1/1 401000 0x1/0x2/P/-/-/0/\n\tcallchain\n");
-        assert!(r[0].is_ok());
-        let e = r[1].as_ref().unwrap_err();
-        assert!(e.starts_with("t:3:"), "{e}");
-        let r = items("0x1/zz/P\n");
-        assert!(r[0].as_ref().unwrap_err().starts_with("t:1:"));
-        let r = items("PERF_RECORD_MMAP2 1/1: garbage\n");
-        assert!(r[0].as_ref().unwrap_err().contains("mmap line"));
-    }
-
-    #[test]
-    fn chunks_cover_all_lines() {
-        let mut text = String::new();
-        for i in 0..1000 {
-            text.push_str(&format!(
-                " {i}/{i} {:x} 0x{i:x}/0x{:x}/P/-/-/0/\n",
-                0x400000 + i,
-                i + 1
-            ));
-        }
-        let f = ScriptFile::from_bytes("t", text.into_bytes());
-        for n in [1, 2, 3, 7, 64, 5000] {
-            let mut seen = Vec::new();
-            for mut c in f.script_chunks(n) {
-                let first_line = c.line();
-                let mut k = 0;
-                while let Some(i) = c.next_item() {
-                    if let ScriptItem::Sample { pid, .. } = i.unwrap() {
-                        assert_eq!(u64::from(pid.unwrap()) + 1, first_line + k);
-                        seen.push(pid.unwrap());
-                        k += 1;
-                    }
-                }
-            }
-            assert_eq!(seen, (0..1000).collect::<Vec<_>>(), "n={n}");
-        }
-    }
 }
