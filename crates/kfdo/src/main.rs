@@ -26,6 +26,12 @@ enum Command {
     Profile(cmd::profile::Args),
     /// Print any profile kfdo writes as LLVM sample-profile text.
     Show(cmd::show::Args),
+    /// Merge AutoFDO sample profiles (weighted), as `llvm-profdata merge --sample`.
+    Merge(cmd::merge::Args),
+    /// Similarity of two sample profiles, as `llvm-profdata overlap --sample`.
+    Overlap(cmd::overlap::Args),
+    /// What changed between two profiles; with --binary, how stale OLD is for a new build.
+    Diff(cmd::diff::Args),
     /// Record a branch-stack profile: hardware perf where it exists, emulated LBR where not.
     Record(cmd::record::Args),
     /// Say what this machine can record, and why not.
@@ -46,6 +52,9 @@ fn main() {
     let result = match cli.command {
         Command::Profile(a) => cmd::profile::run(a, &global),
         Command::Show(a) => cmd::show::run(a, &global),
+        Command::Merge(a) => cmd::merge::run(a, &global),
+        Command::Overlap(a) => cmd::overlap::run(a, &global),
+        Command::Diff(a) => cmd::diff::run(a, &global),
         Command::Record(a) => cmd::record::run(a, &global),
         Command::Capabilities(a) => cmd::capabilities::run(a, &global),
         Command::Compare(a) => cmd::compare::run(a, &global),

@@ -9,6 +9,7 @@ pub mod html;
 pub mod markdown;
 pub mod metrics;
 pub mod plot;
+pub mod profiles;
 pub mod text;
 pub mod write;
 

@@ -1,8 +1,11 @@
 //! One module per subcommand.
 pub mod capabilities;
 pub mod compare;
+pub mod diff;
 pub mod heatmap;
+pub mod merge;
 pub mod optimize;
+pub mod overlap;
 pub mod profile;
 pub mod record;
 pub mod report;

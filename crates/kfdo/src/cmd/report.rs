@@ -20,15 +20,26 @@ pub struct Args {
     /// Also write the analysis (all benchmarks, geometric means) as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also show two sample profiles' overlap and diff (`kfdo overlap`, `kfdo diff`);
+    /// without a store the report holds only them.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
+    profiles: Vec<PathBuf>,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    let done = write_report(&ReportRequest {
+    let req = ReportRequest {
         store: args.store,
         output: args.output,
         title: args.title,
         json: args.json,
-    })?;
+    };
+    let done = match args.profiles.as_slice() {
+        [old, new] => {
+            let section = super::diff::report_section(old, new, 20)?;
+            kfdo_bench::report::profiles::write_report_with_profiles(&req, &section)?
+        }
+        _ => write_report(&req)?,
+    };
     g.info(format!(
         "wrote {} and {} ({} benchmark(s), {} run(s))",
         done.index.display(),

@@ -1,0 +1,86 @@
+//! `kfdo merge`: merge AutoFDO sample profiles, weighted, as
+//! `llvm-profdata merge --sample` does.
+
+use std::path::PathBuf;
+
+use kfdo_proftools::kfdo_afdo::{write_profile_file, Format};
+use kfdo_proftools::{merge_files, parse_weighted, WeightedInput};
+
+use crate::output::Global;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OutFormat {
+    Text,
+    Extbinary,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Profiles to merge with weight 1 (LLVM text or extbinary, any mix).
+    files: Vec<PathBuf>,
+    /// A profile whose counts are multiplied by W (a positive integer), as
+    /// llvm-profdata's --weighted-input=W,FILE (W,FILE is accepted too).
+    #[arg(long = "weight", value_name = "W:FILE")]
+    weighted: Vec<String>,
+    /// Output profile (written whole or not at all).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: PathBuf,
+    #[arg(long, value_enum, default_value = "extbinary")]
+    format: OutFormat,
+    /// Print what was merged as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    // Plain inputs first, then weighted ones: llvm-profdata's order (the result
+    // does not depend on it; saturating sums commute).
+    let mut inputs: Vec<WeightedInput> = a
+        .files
+        .iter()
+        .map(|p| WeightedInput {
+            path: p.clone(),
+            weight: 1,
+        })
+        .collect();
+    for w in &a.weighted {
+        inputs.push(parse_weighted(w)?);
+    }
+    if inputs.is_empty() {
+        anyhow::bail!("no profile to merge: give FILE... and/or --weight W:FILE");
+    }
+    let (profile, stats) = merge_files(&inputs)?;
+    if stats.overflows > 0 {
+        eprintln!(
+            "kfdo: warning: {} count(s) saturated at 2^64-1 while merging (llvm-profdata: counter overflow)",
+            stats.overflows
+        );
+    }
+    let fmt = match a.format {
+        OutFormat::Text => Format::Text,
+        OutFormat::Extbinary => Format::ExtBinary,
+    };
+    write_profile_file(&profile, fmt, &a.output)?;
+    if a.json {
+        let files: Vec<serde_json::Value> = inputs
+            .iter()
+            .map(|i| serde_json::json!({"file": i.path, "weight": i.weight}))
+            .collect();
+        let v = serde_json::json!({
+            "output": a.output,
+            "inputs": files,
+            "functions": profile.len(),
+            "total_samples": profile.total(),
+            "overflows": stats.overflows,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    }
+    g.info(format!(
+        "merged {} profile(s): {} functions, {} samples -> {}",
+        inputs.len(),
+        profile.len(),
+        profile.total(),
+        a.output.display()
+    ));
+    Ok(0)
+}

@@ -1,0 +1,173 @@
+//! `kfdo diff --binary`, the staleness check, on a real old/new build pair: a program
+//! built by clang-19, then edited (one function removed, lines inserted into another)
+//! and built again; both recorded with kfdo's emulated LBR and profiled. The check
+//! must name exactly the function gone and the one whose lines moved, match the old
+//! profile fully against its own build, and `kfdo report --profiles` must render it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+fn tools() -> bool {
+    kfdo_testkit::require_tools(&["clang-19", "qemu-x86_64"])
+}
+
+/// A program with three out-of-line steps called through a table (so the
+/// edits below leave `main`'s code as it is).
+const OLD_SRC: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+__attribute__((noinline)) long mix(long x) {
+  x ^= x >> 7;
+  x *= 0x2545F491L;
+  return x ^ (x >> 11);
+}
+
+__attribute__((noinline)) long helper(long x) {
+  long s = 0;
+  for (int i = 0; i < 8; i++) s += (x >> i) & 3;
+  return s;
+}
+
+__attribute__((noinline)) long churn(long x) {
+  long s = x;
+  for (int i = 0; i < 16; i++) {
+    s = s * 31 + i;
+    s ^= s >> 5;
+  }
+  return s;
+}
+
+long (*steps[3])(long) = {mix, helper, churn};
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 100000;
+  long acc = 1;
+  for (long i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++) acc += steps[k](acc + i);
+  printf("%ld\n", acc);
+  return 0;
+}
+"#;
+
+/// The next release: `helper` removed, two lines inserted into `churn`.
+fn new_source() -> String {
+    let start = OLD_SRC
+        .find("__attribute__((noinline)) long helper")
+        .unwrap();
+    let end = OLD_SRC
+        .find("__attribute__((noinline)) long churn")
+        .unwrap();
+    let mut s = OLD_SRC.replace(&OLD_SRC[start..end], "");
+    s = s.replace(
+        "    s = s * 31 + i;\n",
+        "    s = s * 31 + i;\n    if (s & 1)\n      s += 7;\n",
+    );
+    s.replace("{mix, helper, churn}", "{mix, mix, churn}")
+}
+
+fn build_c(dir: &Path, name: &str, src: &str) -> PathBuf {
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, src).unwrap();
+    let bin = dir.join(name);
+    run_ok(
+        Command::new("clang-19")
+            .args(CFLAGS)
+            .arg("-o")
+            .arg(&bin)
+            .arg(&c),
+    );
+    bin
+}
+
+#[test]
+fn diff_and_staleness_name_the_removed_and_edited_functions() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (old_bin, new_bin) = (build_c(d, "old", OLD_SRC), build_c(d, "new", &new_source()));
+    let (old_prof, new_prof) = (d.join("old.prof"), d.join("new.prof"));
+    for (bin, prof) in [(&old_bin, &old_prof), (&new_bin, &new_prof)] {
+        let data = d.join("rec.data");
+        record_emulated(bin, &["20000"], &data);
+        profile_perf_data(bin, &data, prof, "extbinary");
+    }
+    let out = run_ok(
+        kfdo()
+            .args(["diff", "--json", "--binary"])
+            .arg(&new_bin)
+            .arg(&old_prof)
+            .arg(&new_prof),
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&j["removed"]), ["helper"], "{j:#}");
+    assert_eq!(names(&j["added"]), Vec::<String>::new(), "{j:#}");
+    let st = &j["staleness"];
+    assert_eq!(names(&st["gone"]), ["helper"], "{st:#}");
+    assert_eq!(names(&st["stale"]), ["churn"], "{st:#}");
+    assert!(!st["stale"][0]["new_locations"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        st["fresh_functions"].as_u64(),
+        Some(2),
+        "mix and main still fit: {st:#}"
+    );
+    let share = st["matching_share"].as_f64().unwrap();
+    assert!(share > 0.0 && share < 1.0, "{st:#}");
+    // The old profile against its own build: everything matches.
+    let same = run_ok(
+        kfdo()
+            .args(["diff", "--json", "--binary"])
+            .arg(&old_bin)
+            .arg(&old_prof)
+            .arg(&old_prof),
+    );
+    let j: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(
+        j["staleness"]["matching_share"].as_f64(),
+        Some(1.0),
+        "{j:#}"
+    );
+    // Text output says the same.
+    let text = run_ok(
+        kfdo()
+            .arg("diff")
+            .arg("--binary")
+            .arg(&new_bin)
+            .arg(&old_prof)
+            .arg(&new_prof),
+    );
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("helper") && text.contains("churn"), "{text}");
+    // The HTML report renders the overlap and the diff of the two profiles.
+    let rep = d.join("report");
+    run_ok(
+        kfdo()
+            .args(["report", "-q", "--store"])
+            .arg(d.join("none.db"))
+            .arg("-o")
+            .arg(&rep)
+            .arg("--profiles")
+            .arg(&old_prof)
+            .arg(&new_prof),
+    );
+    let page = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(page.contains("Removed functions") && page.contains("<td class=\"l\">helper</td>"));
+    assert!(std::fs::read_to_string(rep.join("report.md"))
+        .unwrap()
+        .contains("whole-program similarity"));
+}
