@@ -4,9 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use anyhow::Context;
+
 use crate::cache::{content_hash, Key};
+use crate::compiler::{gcc_flags, gcc_instrumented_flags, Compiler};
 use crate::ctx::{fresh_dir, Ctx};
 use crate::exec::Stdout;
+use crate::variant::Variant;
 
 /// The source tree and what identifies its content, for downstream keys.
 pub struct Sources {
@@ -137,6 +141,40 @@ impl Ctx {
         ldflags: String,
         profile_hash: &str,
     ) -> anyhow::Result<Built> {
+        self.build_seeded(sources, label, cflags, ldflags, profile_hash, None)
+    }
+
+    /// CFLAGS and LDFLAGS of variant `v` with the compiler of the recipe; `profile` is
+    /// the profile the variant reads (for GCC's ifdo: the directory of `.gcda` files).
+    pub fn variant_flags(&self, v: Variant, profile: Option<&Path>) -> (String, String) {
+        let opt = &self.recipe().build.opt;
+        match self.opts.compiler {
+            Compiler::Clang => v.build_flags(opt, profile, &self.opts.variants),
+            Compiler::Gcc { .. } => gcc_flags(v, opt, profile),
+        }
+    }
+
+    /// Flags of the instrumented build that trains ifdo.
+    pub fn instrumented_flags(&self) -> (String, String) {
+        let opt = &self.recipe().build.opt;
+        match self.opts.compiler {
+            Compiler::Clang => Variant::instrumented_flags(opt),
+            Compiler::Gcc { .. } => gcc_instrumented_flags(opt),
+        }
+    }
+
+    /// [`Ctx::build`], with the files of the directory `seed` copied into the fresh build
+    /// directory first (same relative paths): GCC's `-fprofile-use` reads each object's
+    /// `.gcda` from beside the object.
+    pub fn build_seeded(
+        &self,
+        sources: &Sources,
+        label: &str,
+        cflags: String,
+        ldflags: String,
+        profile_hash: &str,
+        seed: Option<&Path>,
+    ) -> anyhow::Result<Built> {
         let r = self.recipe();
         let dir = self.dir(&format!("build/{label}"));
         let binary = dir.join(&r.build.binary);
@@ -152,6 +190,9 @@ impl Ctx {
             .finish();
         let done = self.step(&step, key, std::slice::from_ref(&binary), |log| {
             fresh_dir(&dir)?;
+            if let Some(seed) = seed {
+                copy_tree(seed, &dir)?;
+            }
             log.run(
                 Command::new("sh")
                     .arg("-c")
@@ -187,4 +228,24 @@ impl Ctx {
             postlink: String::new(),
         })
     }
+}
+
+/// Copies every file under `from` to the same relative path under `to`.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<usize> {
+    let mut n = 0;
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot read {}", from.display()))?
+    {
+        let entry = entry?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&dst)?;
+            n += copy_tree(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst)
+                .with_context(|| format!("cannot copy {} to {}", src.display(), dst.display()))?;
+            n += 1;
+        }
+    }
+    Ok(n)
 }

@@ -34,6 +34,8 @@ pub struct Options {
     pub kfdo_exe: PathBuf,
     pub cc: String,
     pub cxx: String,
+    /// The family `cc` belongs to: it picks the flags and the profile formats.
+    pub compiler: crate::compiler::Compiler,
     pub profdata: String,
     pub profgen: String,
     /// Independent steps (builds) run at once.

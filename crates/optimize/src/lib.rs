@@ -17,6 +17,7 @@
 
 pub mod cache;
 pub mod compile;
+pub mod compiler;
 pub mod ctx;
 pub mod exec;
 pub mod judge;
@@ -28,8 +29,10 @@ pub mod recipe;
 pub mod scripts;
 pub mod summary;
 pub mod train;
+pub mod train_gcc;
 pub mod variant;
 
+pub use compiler::Compiler;
 pub use ctx::Options;
 pub use pipeline::{run, Outcome};
 pub use recipe::Recipe;

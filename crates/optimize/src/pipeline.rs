@@ -149,7 +149,6 @@ impl Ctx {
     ) -> anyhow::Result<Built> {
         let r = self.recipe();
         let opt = &r.build.opt;
-        let all = &self.opts.variants;
         let missing = || format!("internal: the profile step of {} did not run", v.name());
         match v.profile() {
             ProfileKind::None => anyhow::bail!("internal: the baseline is not an optimized build"),
@@ -162,8 +161,11 @@ impl Ctx {
                     _ => inp.ifdo.as_ref(),
                 }
                 .with_context(missing)?;
-                let (c, l) = v.build_flags(opt, Some(&p.path), all);
-                self.build(inp.sources, v.name(), c, l, &p.hash)
+                let (c, l) = self.variant_flags(v, Some(&p.path));
+                // GCC's ifdo profile is the .gcda files, read from beside the objects.
+                let seed =
+                    (self.opts.compiler.is_gcc() && v == Variant::Ifdo).then_some(p.path.as_path());
+                self.build_seeded(inp.sources, v.name(), c, l, &p.hash, seed)
             }
             ProfileKind::Propeller => {
                 let prof = layout.propeller.as_ref().with_context(missing)?;
@@ -265,14 +267,14 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
 
     // Stage 1: the baseline (with the map or the relocations a layout variant on top of
     // it reads), and the instrumented build for ifdo.
-    let (bflags, blink) = Variant::Baseline.build_flags(&r.build.opt, None, &o.variants);
+    let (bflags, blink) = ctx.variant_flags(Variant::Baseline, None);
     let (baseline, instrumented) = both(
         || ctx.build(&sources, "baseline", bflags, blink, ""),
         || {
             if !has(Variant::Ifdo) {
                 return Ok(None);
             }
-            let (c, l) = Variant::instrumented_flags(&r.build.opt);
+            let (c, l) = ctx.instrumented_flags();
             ctx.build(&sources, "ifdo-instrumented", c, l, "").map(Some)
         },
     )?;
@@ -291,6 +293,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
             }
         },
         || match &instrumented {
+            Some(b) if o.compiler.is_gcc() => ctx.train_instrumented_gcc(b).map(Some),
             Some(b) => ctx.train_instrumented(b).map(Some),
             None => Ok(None),
         },
@@ -404,6 +407,11 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
                 p.summary
             ));
         }
+    }
+    if o.compiler.is_gcc() && has(Variant::Autofdo) {
+        notes.extend(crate::compiler::gcc_autofdo_note(
+            &ctx.log_path("build autofdo"),
+        ));
     }
     for v in &layout {
         let log = ctx.log_path(&format!("build {}", v.name()));

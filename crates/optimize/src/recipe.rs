@@ -52,6 +52,13 @@ pub struct Build {
     /// Optimization flags every variant shares (kfdo adds debug-info and profile flags).
     #[serde(default = "default_opt")]
     pub opt: String,
+    /// The compiler family: `clang` (default), `gcc` or `gcc-N` (see [`crate::compiler`]).
+    #[serde(default = "default_compiler")]
+    pub compiler: String,
+}
+
+fn default_compiler() -> String {
+    "clang".to_string()
 }
 
 fn default_opt() -> String {
@@ -173,6 +180,7 @@ impl Recipe {
         if self.build.command.trim().is_empty() {
             bail!("[build] command is empty");
         }
+        crate::compiler::check_choice(&self.build.compiler)?;
         let bin = Path::new(&self.build.binary);
         if self.build.binary.is_empty()
             || bin.is_absolute()
@@ -306,6 +314,10 @@ command = "{bin} --size 50"
                 "name = \"a b\"",
             ),
             (format!("{GOOD}runs = 1\n"), "at least 2 runs"),
+            (
+                GOOD.replace("binary = \"demo\"", "binary = \"demo\"\ncompiler = \"icc\""),
+                "[build] compiler = \"icc\"",
+            ),
         ];
         for (text, want) in cases {
             let e = format!("{:#}", load(&text).unwrap_err());

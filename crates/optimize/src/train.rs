@@ -11,6 +11,7 @@ use kfdo_record::hardware::Method;
 
 use crate::cache::Key;
 use crate::compile::Built;
+use crate::compiler::Compiler;
 use crate::ctx::{fresh_dir, Ctx};
 use crate::exec::Stdout;
 use crate::variant::Variant;
@@ -154,19 +155,38 @@ impl Ctx {
         })
     }
 
-    /// kfdo's AutoFDO profile (extbinary) of `rec` against `built`.
+    /// kfdo's AutoFDO profile of `rec` against `built`: LLVM extbinary for clang, the
+    /// gcov format of the GCC release for GCC.
     pub fn profile_kfdo(&self, built: &Built, rec: &Recording) -> anyhow::Result<ProfileFile> {
-        let out = self.dir("profiles/kfdo.afdo");
+        let (out, format, gcc_version) = match self.opts.compiler {
+            Compiler::Clang => (
+                self.dir("profiles/kfdo.afdo"),
+                kfdo_convert::OutputFormat::Extbinary,
+                None,
+            ),
+            Compiler::Gcc { major } => (
+                self.dir("profiles/kfdo.gcov"),
+                kfdo_convert::OutputFormat::Gcov,
+                Some(major),
+            ),
+        };
         let key = Key::new("profile kfdo")
             .add("binary", &built.hash)
             .add("perf.data", &rec.hash)
             .add("ip-only", rec.ip_only.to_string())
+            .add("format", format.name())
+            .add(
+                "gcc",
+                gcc_version.map(|v| v.to_string()).unwrap_or_default(),
+            )
             .add("kfdo", &self.kfdo_hash)
             .finish();
         let done = self.step("profile kfdo", key, std::slice::from_ref(&out), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
             let req = kfdo_convert::ProfileRequest {
                 ip_only: rec.ip_only,
+                format,
+                gcc_version,
                 ..kfdo_convert::ProfileRequest::new(
                     &built.binary,
                     vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],

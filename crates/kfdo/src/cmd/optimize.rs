@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kfdo_bench::counters::Choice;
-use kfdo_optimize::{Options, Recipe, Variant};
+use kfdo_optimize::{Compiler, Options, Recipe, Variant};
 use kfdo_record::hardware::Method;
 
 use crate::output::Global;
@@ -50,12 +50,13 @@ pub struct Args {
     /// Output directory (default: kfdo-optimize/NAME).
     #[arg(long, short = 'o', value_name = "DIR")]
     output: Option<PathBuf>,
-    /// C compiler (clang: the flags are clang's).
-    #[arg(long, value_name = "CC", default_value = "clang-19")]
-    cc: String,
-    /// C++ compiler.
-    #[arg(long, value_name = "CXX", default_value = "clang++-19")]
-    cxx: String,
+    /// C compiler, of the family the recipe's [build] compiler names (default: clang-19;
+    /// gcc / gcc-N for a GCC recipe).
+    #[arg(long, value_name = "CC")]
+    cc: Option<String>,
+    /// C++ compiler (default: clang++-19; g++ / g++-N for a GCC recipe).
+    #[arg(long, value_name = "CXX")]
+    cxx: Option<String>,
     /// llvm-profdata, for the instrumented profile.
     #[arg(long, value_name = "PATH", default_value = "llvm-profdata-19")]
     llvm_profdata: String,
@@ -100,11 +101,15 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         return run_kernel(a, g);
     }
     let recipe = Recipe::load(&a.recipe)?;
-    let variants = Variant::parse_list(
-        a.variants
-            .as_deref()
-            .unwrap_or("autofdo,autofdo-llvm-profgen,ifdo,autofdo+thinlto"),
-    )?;
+    let (default_cc, default_cxx) =
+        kfdo_optimize::compiler::default_commands(&recipe.build.compiler);
+    let cc = a.cc.clone().unwrap_or(default_cc);
+    let cxx = a.cxx.clone().unwrap_or(default_cxx);
+    let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
+        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
+    let variants =
+        Variant::parse_list(a.variants.as_deref().unwrap_or(compiler.default_variants()))?;
+    compiler.check_variants(&variants)?;
     let out = output_dir(&a, &recipe.name)?;
     let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
     let jobs = jobs(&a);
@@ -117,8 +122,9 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         runs: a.runs,
         out,
         kfdo_exe,
-        cc: a.cc,
-        cxx: a.cxx,
+        cc,
+        cxx,
+        compiler,
         profdata: a.llvm_profdata,
         profgen: a.llvm_profgen,
         jobs,
