@@ -202,6 +202,13 @@ pub(super) fn hex_slash(s: &[u8], i: usize) -> Option<(u64, usize)> {
         return swar_hex_slash(w.try_into().unwrap(), s.get(d + 16).copied())
             .map(|(v, n)| (v, d + n + 1));
     }
+    hex_slash_plain(s, d)
+}
+
+/// The hex digits at `s[d..]` up to a `/`, one digit at a time: the short-line path, and
+/// the reference the 16-digit decoder is tested against. Returns the value and the index
+/// after the `/`.
+pub(super) fn hex_slash_plain(s: &[u8], d: usize) -> Option<(u64, usize)> {
     let mut j = d;
     let mut v = 0u64;
     while let Some(&c) = s.get(j) {

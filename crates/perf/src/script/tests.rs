@@ -135,20 +135,7 @@ fn swar_hex_matches_digit_by_digit() {
             };
             s.push(c);
         }
-        let slow = {
-            let mut j = 2;
-            let mut v = 0u64;
-            while let Some(&c) = s.get(j) {
-                let x = HEX[c as usize];
-                if x == 0xff {
-                    break;
-                }
-                v = v << 4 | u64::from(x);
-                j += 1;
-            }
-            let n = j - 2;
-            (n > 0 && n <= 16 && s.get(j) == Some(&b'/')).then_some((v, j + 1))
-        };
+        let slow = hex_slash_plain(&s, 2);
         assert_eq!(hex_slash(&s, 0), slow, "{:?}", String::from_utf8_lossy(&s));
     }
 }
