@@ -183,20 +183,7 @@ impl Ctx {
             .finish();
         let done = self.step("profile kfdo", key, std::slice::from_ref(&out), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
-            let req = kfdo_convert::ProfileRequest {
-                ip_only: rec.ip_only,
-                format,
-                gcc_version,
-                ..kfdo_convert::ProfileRequest::new(
-                    &built.binary,
-                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
-                    &out,
-                )
-            };
-            let summary = kfdo_convert::profile(&req, &mut |p| {
-                log.say(&format!("kfdo profile: reading {}", p.display()))
-            })
-            .map_err(|e| log.failed(e))?;
+            let summary = convert(log, built, rec, format, gcc_version, &out)?;
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} ranges, {} branches, {} functions -> {} ({}) in {:.2}s",
                 summary.samples_in_binary(),
@@ -236,19 +223,14 @@ impl Ctx {
             .finish();
         let done = self.step(&step, key, &[cc.clone(), ld.clone()], |log| {
             std::fs::create_dir_all(prefix.parent().unwrap())?;
-            let req = kfdo_convert::ProfileRequest {
-                format: kfdo_convert::OutputFormat::Propeller,
-                ip_only: rec.ip_only,
-                ..kfdo_convert::ProfileRequest::new(
-                    &built.binary,
-                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
-                    &prefix,
-                )
-            };
-            let outcome = kfdo_convert::profile(&req, &mut |p| {
-                log.say(&format!("kfdo profile: reading {}", p.display()))
-            })
-            .map_err(|e| log.failed(e))?;
+            let outcome = convert(
+                log,
+                built,
+                rec,
+                kfdo_convert::OutputFormat::Propeller,
+                None,
+                &prefix,
+            )?;
             let facts = serde_json::to_value(&outcome.propeller).unwrap_or_default();
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} and {} in {:.2}s",
@@ -287,19 +269,14 @@ impl Ctx {
             .finish();
         let done = self.step(&step, key, std::slice::from_ref(&out), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
-            let req = kfdo_convert::ProfileRequest {
-                format: kfdo_convert::OutputFormat::Bolt,
-                ip_only: rec.ip_only,
-                ..kfdo_convert::ProfileRequest::new(
-                    &built.binary,
-                    vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
-                    &out,
-                )
-            };
-            let outcome = kfdo_convert::profile(&req, &mut |p| {
-                log.say(&format!("kfdo profile: reading {}", p.display()))
-            })
-            .map_err(|e| log.failed(e))?;
+            let outcome = convert(
+                log,
+                built,
+                rec,
+                kfdo_convert::OutputFormat::Bolt,
+                None,
+                &out,
+            )?;
             let facts = serde_json::to_value(&outcome.bolt).unwrap_or_default();
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} ({facts}) in {:.2}s",
@@ -410,6 +387,32 @@ impl Ctx {
             path: out,
         })
     }
+}
+
+/// `kfdo profile` of the recording `rec` of `built` into `out` (a prefix for Propeller),
+/// in `format`; what it reads is said in the step's log.
+fn convert(
+    log: &crate::exec::Log,
+    built: &Built,
+    rec: &Recording,
+    format: kfdo_convert::OutputFormat,
+    gcc_version: Option<u32>,
+    out: &Path,
+) -> anyhow::Result<kfdo_convert::ProfileOutcome> {
+    let req = kfdo_convert::ProfileRequest {
+        format,
+        gcc_version,
+        ip_only: rec.ip_only,
+        ..kfdo_convert::ProfileRequest::new(
+            &built.binary,
+            vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())],
+            out,
+        )
+    };
+    kfdo_convert::profile(&req, &mut |p| {
+        log.say(&format!("kfdo profile: reading {}", p.display()))
+    })
+    .map_err(|e| log.failed(e))
 }
 
 fn list_profraw(dir: &Path) -> Vec<PathBuf> {
