@@ -25,6 +25,7 @@
 
 mod common;
 
+use common::kernel::{hottest_functions, recompile, source_of};
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,23 +45,6 @@ fn wanted() -> bool {
     ])
 }
 
-/// Functions of a profile by total samples, hottest first (`kfdo show`).
-fn hottest_functions(profile: &Path, n: usize) -> Vec<String> {
-    let out = run_ok(kfdo().arg("show").arg(profile));
-    let mut f: Vec<(u64, String)> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.starts_with(' '))
-        .filter_map(|l| {
-            let mut parts = l.split(':');
-            let name = parts.next()?.to_string();
-            let total = parts.next()?.parse().ok()?;
-            Some((total, name))
-        })
-        .collect();
-    f.sort_by(|a, b| b.cmp(a));
-    f.into_iter().take(n).map(|(_, name)| name).collect()
-}
-
 /// The mnemonics of a function's instructions (addresses and operands left out, so that
 /// identical code at another address compares equal).
 fn mnemonics(vmlinux: &Path, func: &str) -> Vec<String> {
@@ -77,56 +61,10 @@ fn mnemonics(vmlinux: &Path, func: &str) -> Vec<String> {
         .collect()
 }
 
-/// The source file of a function, from the vmlinux's DWARF (llvm-symbolizer at its
-/// address), relative to the kernel tree.
-fn source_of(vmlinux: &Path, func: &str) -> Option<String> {
-    let nm = run_ok(Command::new("llvm-nm-19").arg(vmlinux));
-    let addr = String::from_utf8_lossy(&nm.stdout).lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        (f.len() == 3 && f[2] == func && "tT".contains(f[1])).then(|| f[0].to_string())
-    })?;
-    let out = run_ok(
-        Command::new("llvm-symbolizer-19")
-            .args(["--obj"])
-            .arg(vmlinux)
-            .arg(format!("0x{addr}")),
-    );
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let file = text.lines().nth(1)?.split(':').next()?.to_string();
-    Some(file)
-}
-
-/// Compiles `object` again with the command line kbuild used for it in `build` (from its
-/// `.o.cmd`), plus `-Rpass=sample-profile`; returns the number of remarks.
+/// Compiles `object` again with the command line kbuild used for it in `build`, plus
+/// `-Rpass=sample-profile`; returns the number of remarks.
 fn sample_profile_remarks(build: &Path, object: &str) -> usize {
-    let (dir, name) = object.rsplit_once('/').unwrap_or((".", object));
-    let cmd_file = build.join(dir).join(format!(".{name}.cmd"));
-    let text = std::fs::read_to_string(&cmd_file)
-        .unwrap_or_else(|e| panic!("{}: {e}", cmd_file.display()));
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("savedcmd_{object} := ")))
-        .unwrap_or_else(|| panic!("{}: no savedcmd line", cmd_file.display()));
-    // The compile alone: kbuild chains objtool (and more) after it with `;`.
-    let line = line.split(" ; ").next().unwrap_or(line);
-    // Write the object elsewhere: the build tree stays as kbuild left it.
-    let out = std::env::temp_dir().join(format!("kfdo-remarks-{}.o", std::process::id()));
-    let line = line.replace(
-        &format!(" -o {object} "),
-        &format!(" -o {} ", out.display()),
-    );
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg(format!("{line} -Rpass=sample-profile"))
-        .current_dir(build)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_file(&out);
-    assert!(
-        o.status.success(),
-        "recompiling {object} failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = recompile(build, object, "-Rpass=sample-profile");
     String::from_utf8_lossy(&o.stderr)
         .lines()
         .filter(|l| l.contains("remark:") && l.contains("[-Rpass=sample-profile]"))

@@ -167,7 +167,7 @@ fn run_kernel(a: Args, g: &Global) -> anyhow::Result<i32> {
         anyhow::bail!("--period must be at least 1");
     }
     let recipe = KernelRecipe::load(&a.recipe)?;
-    let default = recipe.default_variants.join(",");
+    let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(a.variants.as_deref().unwrap_or(&default), &recipe)?;
     let out = output_dir(&a, &recipe.name)?;
     let jobs = jobs(&a);

@@ -2,6 +2,8 @@
 //! with clang-19, running kfdo and the reference tools, comparing profiles.
 #![allow(dead_code)]
 
+pub mod kernel;
+
 use kfdo_afdo::{FunctionSamples, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -98,6 +98,9 @@ pub struct Boot<'a> {
     pub period: u64,
     /// Emulated counters as JSON.
     pub counters: Option<PathBuf>,
+    /// A gcov-instrumented kernel: /init zeroes its counts before the workloads and
+    /// prints them after (`kfdo.gcov=1`, read by `gcov_pgo`).
+    pub gcov: bool,
 }
 
 /// What a boot gave.
@@ -119,7 +122,12 @@ impl KernelCtx {
         cfg.initrd = Some(b.initrd.to_path_buf());
         cfg.vmlinux = Some(b.kernel.vmlinux.clone());
         let insmod = self.insmod_args();
-        cfg.append = Some(format!("kfdo.run={} {insmod}", b.run).trim().to_string());
+        let gcov = if b.gcov { "kfdo.gcov=1" } else { "" };
+        cfg.append = Some(
+            format!("kfdo.run={} {insmod} {gcov}", b.run)
+                .trim()
+                .to_string(),
+        );
         cfg.memory_mb = r.kernel.memory_mb;
         cfg.timeout_s = r.kernel.boot_timeout_s;
         cfg.filter = kfdo_record::Filter::Kernel;

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{make, value_in};
+use super::gcc_warnings;
 use super::source::KernelSource;
 use super::variant::{fdo_of, KernelVariant};
 use super::KernelCtx;
@@ -31,6 +32,8 @@ pub struct BuiltKernel {
     /// `kfdo-VARIANT-PROFILEHASH`: its LOCALVERSION, so `uname -r` and its packages say
     /// which build and which profile they hold.
     pub tag: String,
+    /// What its compiler said of the profile (GCC's warnings, counted), for the summary.
+    pub notes: Vec<String>,
 }
 
 /// The LOCALVERSION tag of a variant built with a profile of content hash `profile`.
@@ -58,7 +61,9 @@ impl KernelCtx {
         // The compiler reads the profile through a path named by its content: kbuild
         // rebuilds an object when its command line changes, not when a file it names does,
         // so a new profile at the old path would leave objects built with the old one.
+        // (A directory of `.gcda` counts is named by its content already.)
         let profile_path = match profile {
+            Some((path, _)) if path.is_dir() => Some(path.to_path_buf()),
             Some((path, hash)) => Some(content_addressed(path, hash)?),
             None => None,
         };
@@ -66,10 +71,14 @@ impl KernelCtx {
             Some((prefix, hash)) => Some(content_addressed_prefix(prefix, hash)?),
             None => None,
         };
+        // GCC names an object's counts after its path as the compiler saw it: the
+        // physical build directory (its configuration step made it).
+        let physical = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
         let mut vars = v.make_vars(
             fdo_of(r),
             profile_path.as_deref(),
             propeller_prefix.as_deref(),
+            &physical,
         );
         // Set at build time (not only for packaging), so that packaging does not
         // rebuild: the packaged kernel is the judged one.
@@ -88,6 +97,7 @@ impl KernelCtx {
         }
         let key = key.finish();
         let outputs = [bzimage.clone(), vmlinux.clone()];
+        let log_path = self.log_path(&step);
         let done = self.step(&step, key, &outputs, |log| {
             let mut cmd = make(src, &dir, &r.kernel.arch, &vars);
             // A fixed version string: an unchanged rebuild then makes the same vmlinux, and
@@ -107,8 +117,20 @@ impl KernelCtx {
                     return Err(log.fail(format!("the build made no {}", f.display())));
                 }
             }
-            Ok(serde_json::json!({}))
+            let notes = match profile {
+                Some(_) if !v.is_clang() => gcc_warnings::notes(&v.name, &log_path),
+                _ => Vec::new(),
+            };
+            Ok(serde_json::json!({ "notes": notes }))
         })?;
+        let notes = done.facts["notes"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(BuiltKernel {
             variant: v.name.clone(),
             hash: done.hash_of(&vmlinux).to_string(),
@@ -119,6 +141,7 @@ impl KernelCtx {
             config: config.0.clone(),
             modules,
             tag,
+            notes,
         })
     }
 }

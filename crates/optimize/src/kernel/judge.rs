@@ -94,6 +94,7 @@ impl Trials for KernelTrials<'_> {
                 perf_data: None,
                 period: 0,
                 counters: Some(counters.clone()),
+                gcov: false,
             })
             .map_err(|e| fail("failed".into(), format!("{e:#}")))?;
         let file = booted

@@ -16,6 +16,8 @@
 pub mod boot;
 pub mod build;
 pub mod config;
+pub mod gcc_warnings;
+pub mod gcov_pgo;
 pub mod initramfs;
 pub mod judge;
 pub mod package;

@@ -62,9 +62,20 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         0
     };
+    // gcov kernel PGO: the instrumented kernel's configuration, build, initramfs (with
+    // modules) and training run.
+    let gcov = if o
+        .variants
+        .iter()
+        .any(|v| v.profile == KernelProfile::Instrumented)
+    {
+        3 + usize::from(!o.recipe.workload.modules.is_empty())
+    } else {
+        0
+    };
     // source, base config, initramfs, per variant config + build, training record,
     // 2 profiles, benchmark, heat-map recordings, report, packages
-    3 + 2 * n + module_initramfs + 1 + 2 + propeller + 1 + heat + 1 + usize::from(o.packages)
+    3 + 2 * n + module_initramfs + 1 + 2 + propeller + gcov + 1 + heat + 1 + usize::from(o.packages)
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
@@ -111,7 +122,10 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     ));
 
     let src = ctx.kernel_source()?;
-    if fdo_of(r) == Fdo::Kconfig && !src.has_autofdo_kconfig {
+    if fdo_of(r) == Fdo::Kconfig
+        && !src.has_autofdo_kconfig
+        && o.variants.iter().any(|v| v.is_clang())
+    {
         bail!(
             "Linux {} has no CONFIG_AUTOFDO_CLANG (it came in 6.13), so `fdo = \"kconfig\"` \
              cannot build its AutoFDO variants; use `fdo = \"kcflags\"`, which passes the same \
@@ -133,8 +147,14 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
 
     // kfdo's profile, and llvm-profgen-19's of the same recording: the reference, and
     // the check that the two agree.
-    let (kfdo_profile, kfdo_vmlinux_profile) = ctx.kernel_profile_kfdo(&baseline, &training)?;
-    let profgen_profile = Some(ctx.kernel_profile_llvm_profgen(&baseline, &training)?);
+    let gcc = gcc_release(&r.kernel.compiler);
+    let (kfdo_profile, kfdo_vmlinux_profile) =
+        ctx.kernel_profile_kfdo(&baseline, &training, gcc)?;
+    // llvm-profgen writes LLVM's profiles only, which GCC does not read.
+    let profgen_profile = match gcc {
+        None => Some(ctx.kernel_profile_llvm_profgen(&baseline, &training)?),
+        Some(_) => None,
+    };
     let mut notes = vec![format!(
         "Linux {} ({}), {} configuration{}; training: kfdo.run={} on the baseline, recorded \
          with kfdo's emulated LBR in the workload's window, kernel only",
@@ -167,10 +187,15 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     // The other variants, one build at a time.
     let mut kernels = vec![baseline.clone()];
     for (v, config) in o.variants.iter().zip(&configs).skip(1) {
+        let counts;
         let profile = match v.profile {
             KernelProfile::None => None,
             KernelProfile::Kfdo => Some(&kfdo_profile),
             KernelProfile::LlvmProfgen => profgen_profile.as_ref(),
+            KernelProfile::Instrumented => {
+                counts = ctx.train_gcov(&src, &base, v, &workload)?;
+                Some(&counts)
+            }
         };
         let p = profile.map(|p| (p.path.as_path(), p.hash.as_str()));
         let propeller = match v.propeller {
@@ -197,6 +222,9 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         kernels.push(ctx.build_kernel(&src, v, config, p, pp)?);
     }
 
+    for k in &kernels {
+        notes.extend(k.notes.iter().cloned());
+    }
     let mut contenders = Vec::new();
     for k in &kernels {
         contenders.push(Contender {
@@ -279,6 +307,13 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     })
 }
 
+/// `Some(release)` for a GCC compiler (`gcc-12`: Some(12); `gcc`: None, the one on
+/// PATH), None for clang.
+fn gcc_release(compiler: &str) -> Option<Option<u32>> {
+    let rest = compiler.strip_prefix("gcc")?;
+    Some(rest.strip_prefix('-').and_then(|v| v.parse().ok()))
+}
+
 fn profiled(o: &KernelOptions, name: &str) -> bool {
     o.variants
         .iter()
@@ -325,6 +360,7 @@ impl KernelCtx {
                     perf_data: Some(perf_data.clone()),
                     period,
                     counters: None,
+                    gcov: false,
                 })
                 .map_err(|e| log.failed(format!("{e:#}")))?;
             for w in &booted.outcome.warnings {
@@ -355,15 +391,21 @@ impl KernelCtx {
         })
     }
 
-    /// kfdo's kernel AutoFDO profile (extbinary) of a recording of `k`, the workload's
-    /// modules included, and the path of its vmlinux-only twin (the same file when there
-    /// are no modules), the one to hold against llvm-profgen's.
+    /// kfdo's kernel AutoFDO profile of a recording of `k`, the workload's modules
+    /// included: LLVM's extbinary, or for a GCC kernel (`gcc`: its major release) GCC's
+    /// gcov format; and the path of its vmlinux-only twin (the same file when there are
+    /// no modules, or for GCC), the one to hold against llvm-profgen's.
     pub fn kernel_profile_kfdo(
         &self,
         k: &BuiltKernel,
         rec: &KernelRecording,
+        gcc: Option<Option<u32>>,
     ) -> anyhow::Result<(ProfileFile, PathBuf)> {
-        let out = self.dir("profiles/kfdo.afdo");
+        let out = self.dir(if gcc.is_some() {
+            "profiles/kfdo.gcov"
+        } else {
+            "profiles/kfdo.afdo"
+        });
         let modules: Vec<PathBuf> = self
             .recipe
             .workload
@@ -371,7 +413,7 @@ impl KernelCtx {
             .iter()
             .map(|m| k.dir.join(m))
             .collect();
-        let vmlinux_only = if modules.is_empty() {
+        let vmlinux_only = if modules.is_empty() || gcc.is_some() {
             out.clone()
         } else {
             self.dir("profiles/kfdo-vmlinux.afdo")
@@ -380,20 +422,27 @@ impl KernelCtx {
             .add("vmlinux", &k.hash)
             .add("perf.data", &rec.hash)
             .add("modules", format!("{modules:?}"))
+            .add("gcc", format!("{gcc:?}"))
             .add("kfdo", &self.kfdo_hash)
             .finish();
         let outputs = [out.clone(), vmlinux_only.clone()];
         let done = self.step("profile kfdo", key, &outputs, |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
             let inputs = vec![kfdo_convert::Input::PerfData(rec.perf_data.clone())];
-            let req = kfdo_convert::ProfileRequest {
+            let mut req = kfdo_convert::ProfileRequest {
                 kernel: true,
                 modules: modules.clone(),
                 ..kfdo_convert::ProfileRequest::new(&k.vmlinux, inputs.clone(), &out)
             };
+            if let Some(release) = gcc {
+                req.format = kfdo_convert::OutputFormat::Gcov;
+                req.gcc_version = release;
+            }
             let s = kfdo_convert::profile(&req, &mut |_| {}).map_err(|e| log.failed(e))?;
             let written = kfdo_afdo::read_profile(&out).map_err(|e| log.failed(e))?;
-            if super::profile_check::locations_with_discriminators(&written) == 0 {
+            // LLVM's flow-sensitive discriminators are what kbuild's AutoFDO flags add;
+            // GCC's are its own and need no flag.
+            if gcc.is_none() && super::profile_check::locations_with_discriminators(&written) == 0 {
                 let _ = std::fs::remove_file(&out);
                 return Err(log.fail(super::profile_check::no_discriminators(&k.vmlinux)));
             }
@@ -409,7 +458,7 @@ impl KernelCtx {
                     m.module, m.functions, m.total_samples
                 ));
             }
-            if !modules.is_empty() {
+            if vmlinux_only != out {
                 let req = kfdo_convert::ProfileRequest {
                     kernel: true,
                     ..kfdo_convert::ProfileRequest::new(&k.vmlinux, inputs, &vmlinux_only)

@@ -25,10 +25,10 @@ pub struct KernelRecipe {
     /// Variants of the recipe's own, beside the built-in ones (`[[variant]]`).
     #[serde(rename = "variant", default)]
     pub variants: Vec<VariantSpec>,
-    /// The variants built when `--variants` is not given (default: autofdo,
-    /// autofdo+thinlto).
-    #[serde(default = "default_variants")]
-    pub default_variants: Vec<String>,
+    /// The variants built when `--variants` is not given (default: autofdo and
+    /// autofdo+thinlto with clang, autofdo and ifdo with GCC).
+    #[serde(default)]
+    default_variants: Option<Vec<String>>,
     /// The file the recipe was read from (absolute).
     #[serde(skip)]
     pub path: PathBuf,
@@ -114,8 +114,17 @@ pub struct VariantSpec {
     pub profile: String,
 }
 
-fn default_variants() -> Vec<String> {
-    vec!["autofdo".into(), "autofdo+thinlto".into()]
+impl KernelRecipe {
+    /// The variants built when `--variants` is not given.
+    pub fn default_variants(&self) -> Vec<String> {
+        match &self.default_variants {
+            Some(v) => v.clone(),
+            None if self.kernel.compiler.starts_with("gcc") => {
+                vec!["autofdo".into(), "ifdo".into()]
+            }
+            None => vec!["autofdo".into(), "autofdo+thinlto".into()],
+        }
+    }
 }
 fn default_suite() -> String {
     "unstable".into()

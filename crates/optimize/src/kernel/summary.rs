@@ -62,6 +62,43 @@ fn table(s: &mut String, b: &BenchmarkAnalysis) -> std::fmt::Result {
     Ok(())
 }
 
+/// AutoFDO's gain as a share of instrumented PGO's (gcov kernel PGO, `ifdo`), the
+/// figure sites quote, on the counters that FDO moves most: given where both variants are
+/// significantly better than the baseline (a share of a loss says nothing).
+fn shares_of_ifdo(b: &BenchmarkAnalysis) -> Vec<String> {
+    let find = |name: &str| b.variants.iter().find(|v| v.name == name);
+    let (Some(afdo), Some(ifdo)) = (find("autofdo"), find("ifdo")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for m in &ifdo.metrics {
+        if !(m.name == "kernel taken branches" || m.name.starts_with("kernel L1i misses")) {
+            continue;
+        }
+        let Some(a) = afdo.metrics.iter().find(|x| x.name == m.name) else {
+            continue;
+        };
+        let (Some(ci), Some(ca)) = (m.vs_baseline.as_ref(), a.vs_baseline.as_ref()) else {
+            continue;
+        };
+        let (pi, pa) = (ci.change_pct(), ca.change_pct());
+        out.push(if m.verdict() == Some(true) && a.verdict() == Some(true) {
+            format!(
+                "{}: autofdo's change ({pa:+.1} %) is {:.0} % of ifdo's ({pi:+.1} %)",
+                m.name,
+                100.0 * pa / pi
+            )
+        } else {
+            format!(
+                "{}: autofdo {pa:+.1} %, ifdo {pi:+.1} %: not both significantly better, so no \
+                 share is given",
+                m.name
+            )
+        });
+    }
+    out
+}
+
 /// The summary's Markdown.
 pub fn render(
     store: &Path,
@@ -101,6 +138,9 @@ pub fn render(
         )?;
         table(&mut s, b)?;
         writeln!(s)?;
+        for line in shares_of_ifdo(b) {
+            writeln!(s, "- {line}")?;
+        }
         for w in &b.warnings {
             writeln!(s, "- warning: {w}")?;
         }

@@ -26,6 +26,21 @@
 //! passes the same compiler flags through KCFLAGS and the ThinLTO linker's profile on the
 //! linker's command (`LD="ld.lld-19 --lto-sample-profile=..."`), which is what users of
 //! older LTS kernels do by hand.
+//!
+//! A recipe whose compiler is GCC (`compiler = "gcc-12"`) builds GCC's kernels, through
+//! KCFLAGS whatever the kernel's version (kbuild knows no GCC AutoFDO):
+//!
+//! | variant | Kconfig | KCFLAGS |
+//! |---|---|---|
+//! | `baseline` | | |
+//! | `autofdo` | | `-fauto-profile=kfdo.gcov` (kfdo's GCC profile of the baseline) |
+//! | `ifdo` | | `-fbranch-probabilities -fprofile-correction -fprofile-dir=GCDA ...` |
+//! | (`ifdo-instrumented`) | `GCOV_KERNEL=y`, `GCOV_PROFILE_ALL=y`, `DEBUG_FS=y` | |
+//!
+//! `ifdo` is gcov kernel PGO as sites build it: the instrumented kernel (trained, not
+//! judged) runs the training workload, its counts are copied out of the guest's
+//! `/sys/kernel/debug/gcov`, and the kernel is rebuilt from the same configuration with
+//! them (`gcov_pgo`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,6 +53,17 @@ use super::recipe::{KernelRecipe, VariantSpec};
 pub const BUILT_IN: &[&str] = &[
     "baseline",
     "autofdo",
+    "autofdo-llvm-profgen",
+    "autofdo+thinlto",
+    "autofdo+thinlto+propeller",
+    "ifdo",
+];
+
+/// The name of the gcov-instrumented kernel an `ifdo` kernel is trained on.
+pub const INSTRUMENTED: &str = "ifdo-instrumented";
+
+/// Built-in variants that only clang builds.
+const LLVM_ONLY: &[&str] = &[
     "autofdo-llvm-profgen",
     "autofdo+thinlto",
     "autofdo+thinlto+propeller",
@@ -72,6 +98,8 @@ pub enum KernelProfile {
     Kfdo,
     /// llvm-profgen-19's profile of the same recording (the reference converter).
     LlvmProfgen,
+    /// The `.gcda` counts of the gcov-instrumented kernel's training run (GCC).
+    Instrumented,
 }
 
 /// How the AutoFDO flags reach the build.
@@ -107,9 +135,19 @@ impl KernelVariant {
     /// The built-in variant `name` for `recipe`, or the recipe's own `[[variant]]`.
     pub fn named(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
         let fdo = fdo_of(recipe);
+        let gcc = !recipe.kernel.compiler.starts_with("clang");
+        if gcc && LLVM_ONLY.contains(&name) {
+            bail!(
+                "variant '{name}' needs clang (LLVM's profiles, ThinLTO, Propeller), and this \
+                 recipe builds with {}: its variants are baseline, autofdo (GCC's \
+                 -fauto-profile) and ifdo (gcov kernel PGO); for '{name}' use a recipe with \
+                 compiler = \"clang-19\" (recipes/linux)",
+                recipe.kernel.compiler
+            );
+        }
         let base = |profile| {
             let mut kconfig = BTreeMap::new();
-            if fdo == Fdo::Kconfig {
+            if fdo == Fdo::Kconfig && !gcc {
                 kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
             }
             KernelVariant {
@@ -130,6 +168,16 @@ impl KernelVariant {
                 v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
                 v.kconfig.insert("LTO_NONE".into(), "n".into());
                 v
+            }
+            "ifdo" => {
+                if !gcc {
+                    bail!(
+                        "variant 'ifdo': instrumented kernel PGO is GCC's gcov kernel PGO \
+                         (clang's kernel PGO, CONFIG_PGO_CLANG, was never merged into Linux); \
+                         build it in a recipe with compiler = \"gcc-12\" (recipes/linux-gcc)"
+                    );
+                }
+                base(KernelProfile::Instrumented)
             }
             "autofdo+thinlto+propeller" => {
                 if fdo == Fdo::Kcflags {
@@ -163,14 +211,31 @@ impl KernelVariant {
                 ),
             },
         };
-        if v.profile != KernelProfile::None && !v.is_clang() {
+        // The profile is of the recipe's baseline: LLVM's format for a clang baseline,
+        // GCC's for a GCC one, and each compiler reads only its own.
+        if v.profile != KernelProfile::None && v.is_clang() == gcc {
             bail!(
-                "variant '{}': an AutoFDO profile needs clang (CONFIG_AUTOFDO_CLANG depends on \
-                 CC_IS_CLANG); build it with compiler = \"clang-19\"",
-                v.name
+                "variant '{}': built with {} but the profile is of the recipe's {} baseline; \
+                 a profiled variant uses the recipe's compiler (drop its `compiler`, or \
+                 profile = \"none\")",
+                v.name,
+                v.compiler,
+                recipe.kernel.compiler
             );
         }
         Ok(v)
+    }
+
+    /// The gcov-instrumented twin of an `ifdo` variant: its configuration with kernel gcov
+    /// on every object (debugfs holds the counts), no profile. Trained, not judged.
+    pub fn instrumented(&self) -> KernelVariant {
+        let mut v = self.clone();
+        v.name = INSTRUMENTED.to_string();
+        v.profile = KernelProfile::None;
+        for sym in ["DEBUG_FS", "GCOV_KERNEL", "GCOV_PROFILE_ALL"] {
+            v.kconfig.insert(sym.into(), "y".into());
+        }
+        v
     }
 
     /// A comma-separated list; the baseline is always first (everything is judged
@@ -204,14 +269,16 @@ impl KernelVariant {
         Ok(out)
     }
 
-    /// The `make` variables of this variant's build: the toolchain, KCFLAGS, the
-    /// profile (`profile`, when the variant reads one) and the Propeller profiles'
-    /// prefix (`propeller`).
+    /// The `make` variables of this variant's build in `build_dir`: the toolchain,
+    /// KCFLAGS, the profile (`profile`, when the variant reads one: an AutoFDO profile,
+    /// or for `ifdo` the directory of `.gcda` counts) and the Propeller profiles' prefix
+    /// (`propeller`).
     pub fn make_vars(
         &self,
         fdo: Fdo,
         profile: Option<&Path>,
         propeller: Option<&Path>,
+        build_dir: &Path,
     ) -> Vec<(String, String)> {
         let mut vars = Vec::new();
         if self.is_clang() {
@@ -224,6 +291,11 @@ impl KernelVariant {
         let mut kcflags = self.kcflags.clone();
         let lto = self.kconfig.get("LTO_CLANG_THIN").is_some_and(|v| v == "y");
         match (fdo, profile) {
+            (_, p) if !self.is_clang() => {
+                if let Some(p) = p {
+                    push_flags(&mut kcflags, &gcc_profile_flags(self.profile, p, build_dir));
+                }
+            }
             (Fdo::Kconfig, Some(p)) => {
                 vars.push(("CLANG_AUTOFDO_PROFILE".into(), p.display().to_string()))
             }
@@ -273,6 +345,25 @@ impl KernelVariant {
     }
 }
 
+/// GCC's flags for reading `profile`: kfdo's AutoFDO profile, or (`ifdo`) the directory
+/// of `.gcda` files named as `-fprofile-dir` mangles them: the object's path relative to
+/// `-fprofile-prefix-path`, the build directory, with `/` as `#` (`kernel#fork.gcda`).
+/// The counts came from another build directory (the instrumented kernel's), hence the
+/// prefix. A function whose code differs from the instrumented build's (the gcov and
+/// debugfs hooks) is a coverage mismatch, an error by default: here a warning, counted
+/// in the summary, and that function is built without its counts.
+fn gcc_profile_flags(kind: KernelProfile, profile: &Path, build_dir: &Path) -> String {
+    match kind {
+        KernelProfile::Instrumented => format!(
+            "-fbranch-probabilities -fprofile-correction -fprofile-dir={} \
+             -fprofile-prefix-path={} -Wmissing-profile -Wno-error=coverage-mismatch",
+            profile.display(),
+            build_dir.display()
+        ),
+        _ => format!("-fauto-profile={}", profile.display()),
+    }
+}
+
 fn push_flags(into: &mut String, flags: &str) {
     if !into.is_empty() {
         into.push(' ');
@@ -319,6 +410,10 @@ fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> KernelVariant {
 mod tests {
     use super::*;
 
+    fn b() -> &'static Path {
+        Path::new("/b")
+    }
+
     fn recipe(fdo: &str) -> KernelRecipe {
         toml::from_str(&format!(
             r#"
@@ -360,12 +455,12 @@ mod tests {
             Some("y")
         );
         let p = Path::new("/p/kfdo.afdo");
-        let vars = list[1].make_vars(Fdo::Kconfig, Some(p), None);
+        let vars = list[1].make_vars(Fdo::Kconfig, Some(p), None, b());
         assert_eq!(var(&vars, "LLVM"), Some("-19"));
         assert_eq!(var(&vars, "CLANG_AUTOFDO_PROFILE"), Some("/p/kfdo.afdo"));
         assert_eq!(var(&vars, "KCFLAGS"), None, "kbuild adds the flags itself");
         // A gcc variant of the recipe's own: its compiler and flags, no AutoFDO.
-        let gcc = list[2].make_vars(Fdo::Kconfig, None, None);
+        let gcc = list[2].make_vars(Fdo::Kconfig, None, None, b());
         assert_eq!(
             (var(&gcc, "CC"), var(&gcc, "KCFLAGS")),
             (Some("gcc-12"), Some("-O3"))
@@ -378,9 +473,9 @@ mod tests {
         let r = recipe("kcflags");
         let list = KernelVariant::parse_list("autofdo+thinlto", &r).unwrap();
         assert!(!list[0].kconfig.contains_key("AUTOFDO_CLANG"));
-        let base = list[0].make_vars(Fdo::Kcflags, None, None);
+        let base = list[0].make_vars(Fdo::Kcflags, None, None, b());
         assert_eq!(var(&base, "KCFLAGS"), Some(FDO_CFLAGS));
-        let vars = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.afdo")), None);
+        let vars = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.afdo")), None, b());
         let kcflags = var(&vars, "KCFLAGS").unwrap();
         assert!(kcflags.starts_with(FDO_CFLAGS), "{kcflags}");
         assert!(
@@ -422,6 +517,55 @@ mod tests {
     }
 
     #[test]
+    fn gcc_recipes_build_autofdo_and_gcov_pgo_through_kcflags() {
+        let mut r = recipe("kcflags");
+        r.kernel.compiler = "gcc-12".into();
+        let list = KernelVariant::parse_list("autofdo,ifdo", &r).unwrap();
+        assert!(list.iter().all(|v| v.kconfig.is_empty()), "{list:?}");
+        let afdo = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.gcov")), None, b());
+        assert_eq!(var(&afdo, "CC"), Some("gcc-12"));
+        assert_eq!(var(&afdo, "KCFLAGS"), Some("-fauto-profile=/p/k.gcov"));
+        assert_eq!(var(&afdo, "LD"), None);
+        let ifdo = list[2].make_vars(Fdo::Kcflags, Some(Path::new("/p/gcda")), None, b());
+        let flags = var(&ifdo, "KCFLAGS").unwrap();
+        for f in [
+            "-fbranch-probabilities",
+            "-fprofile-correction",
+            "-fprofile-dir=/p/gcda",
+            "-fprofile-prefix-path=/b",
+        ] {
+            assert!(flags.split(' ').any(|w| w == f), "{f} not in {flags}");
+        }
+        // The baseline has no profile flags at all.
+        assert_eq!(
+            var(&list[0].make_vars(Fdo::Kcflags, None, None, b()), "KCFLAGS"),
+            None
+        );
+        let inst = list[2].instrumented();
+        assert_eq!(inst.name, INSTRUMENTED);
+        assert_eq!(inst.profile, KernelProfile::None);
+        for sym in ["GCOV_KERNEL", "GCOV_PROFILE_ALL", "DEBUG_FS"] {
+            assert_eq!(
+                inst.kconfig.get(sym).map(String::as_str),
+                Some("y"),
+                "{sym}"
+            );
+        }
+        for llvm in [
+            "autofdo+thinlto",
+            "autofdo-llvm-profgen",
+            "autofdo+thinlto+propeller",
+        ] {
+            let e = KernelVariant::parse_list(llvm, &r).unwrap_err().to_string();
+            assert!(e.contains("needs clang") && e.contains("gcc-12"), "{e}");
+        }
+        let e = KernelVariant::parse_list("ifdo", &recipe("kconfig"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gcov kernel PGO"), "{e}");
+    }
+
+    #[test]
     fn propeller_brings_its_mapped_autofdo_thinlto_kernel() {
         let r = recipe("kconfig");
         let list = KernelVariant::parse_list("autofdo+thinlto+propeller,autofdo", &r).unwrap();
@@ -452,6 +596,7 @@ mod tests {
             Fdo::Kconfig,
             Some(Path::new("/p/kfdo.afdo")),
             Some(Path::new("/p/propeller")),
+            b(),
         );
         assert_eq!(
             var(&vars, "CLANG_PROPELLER_PROFILE_PREFIX"),
@@ -460,7 +605,7 @@ mod tests {
         assert_eq!(var(&vars, "CLANG_AUTOFDO_PROFILE"), Some("/p/kfdo.afdo"));
         // Both Propeller kernels compile in one directory as far as the bitcode knows.
         assert_eq!(var(&vars, "KCFLAGS"), Some(PROPELLER_KCFLAGS));
-        let mapped = list[2].make_vars(Fdo::Kconfig, Some(Path::new("/p/kfdo.afdo")), None);
+        let mapped = list[2].make_vars(Fdo::Kconfig, Some(Path::new("/p/kfdo.afdo")), None, b());
         assert_eq!(var(&mapped, "KCFLAGS"), Some(PROPELLER_KCFLAGS));
     }
 }

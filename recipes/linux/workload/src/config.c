@@ -1,6 +1,6 @@
 /*
  * What to run. As /init: from the kernel command line (kfdo.run=, kfdo.repeat=,
- * kfdo.exit=, kfdo.insmod=); natively (not PID 1): from the environment
+ * kfdo.exit=, kfdo.insmod=, kfdo.gcov=); natively (not PID 1): from the environment
  * (KFDO_RUN, KFDO_REPEAT), for testing on the host.
  */
 #define _GNU_SOURCE
@@ -137,6 +137,8 @@ static int from_cmdline(struct config *c, const char **subject)
 			exit_mode = v;
 		else if ((v = param(w, "kfdo.insmod")))
 			c->insmod = *v ? v : NULL;
+		else if ((v = param(w, "kfdo.gcov")))
+			c->gcov = strcmp(v, "1") == 0;
 	}
 	/* kfdo.exit first: it says what to do should the rest be wrong. */
 	*subject = "kfdo.exit";

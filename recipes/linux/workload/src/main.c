@@ -32,6 +32,10 @@ static bool run_all(struct config *c, bool as_init)
 		print_failed("insmod", last_error());
 		return false;
 	}
+	if (as_init && c->gcov && gcov_reset() < 0) {
+		print_failed("gcov", last_error());
+		return false;
+	}
 	for (uint64_t rep = 0; rep < c->repeat; rep++) {
 		for (size_t i = 0; i < c->n_runs; i++) {
 			const struct run *r = &c->runs[i];
@@ -43,6 +47,10 @@ static bool run_all(struct config *c, bool as_init)
 			}
 			print_result(r->w->name, r->size, seconds);
 		}
+	}
+	if (as_init && c->gcov && gcov_dump() < 0) {
+		print_failed("gcov", last_error());
+		return false;
 	}
 	printf("kfdo-workload: done\n");
 	fflush(stdout);

@@ -53,6 +53,10 @@ static int loopback_up(void)
 	struct ifreq ifr;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
+	/* A kernel without networking (CONFIG_INET=n) runs the other workloads; the
+	 * TCP ones fail at their own socket() and say so. */
+	if (fd < 0 && errno == EAFNOSUPPORT)
+		return 0;
 	if (fd < 0)
 		return fail_errno("socket(AF_INET) to configure lo");
 	memset(&ifr, 0, sizeof ifr);

@@ -105,6 +105,7 @@ struct config {
 	uint64_t repeat;
 	enum exit_mode exit;
 	const char *insmod; /* comma-separated module paths, or NULL */
+	bool gcov;          /* kfdo.gcov=1: zero the kernel's gcov counts, dump them after */
 };
 
 int config_load(struct config *c, bool as_init, const char **subject);
@@ -114,5 +115,9 @@ int system_init(void);
 
 /* modules.c */
 int load_modules(const char *list);
+
+/* gcov.c */
+int gcov_reset(void);
+int gcov_dump(void);
 
 #endif

@@ -1,0 +1,78 @@
+//! Helpers of the kernel recipe tests: a profile's hottest functions, a kernel
+//! function's source file, and one kernel object compiled again with the command line
+//! kbuild used for it.
+
+use super::{kfdo, run_ok};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Functions of a profile by total samples, hottest first (`kfdo show`).
+pub fn hottest_functions(profile: &Path, n: usize) -> Vec<String> {
+    let out = run_ok(kfdo().arg("show").arg(profile));
+    let mut f: Vec<(u64, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| {
+            let mut parts = l.split(':');
+            let name = parts.next()?.to_string();
+            let total = parts.next()?.parse().ok()?;
+            Some((total, name))
+        })
+        .collect();
+    f.sort_by(|a, b| b.cmp(a));
+    f.into_iter().take(n).map(|(_, name)| name).collect()
+}
+
+/// The source file of a text symbol, from the vmlinux's DWARF (llvm-symbolizer at its
+/// address), as the debug information names it.
+pub fn source_of(vmlinux: &Path, func: &str) -> Option<String> {
+    let nm = run_ok(Command::new("llvm-nm-19").arg(vmlinux));
+    let addr = String::from_utf8_lossy(&nm.stdout).lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() == 3 && f[2] == func && "tT".contains(f[1])).then(|| f[0].to_string())
+    })?;
+    let out = run_ok(
+        Command::new("llvm-symbolizer-19")
+            .args(["--obj"])
+            .arg(vmlinux)
+            .arg(format!("0x{addr}")),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let file = text.lines().nth(1)?.split(':').next()?.to_string();
+    Some(file)
+}
+
+/// Compiles `object` again in the kbuild tree `build` with the command line kbuild used
+/// for it (its `.o.cmd`) and `extra` appended, writing the object elsewhere (the tree
+/// stays as kbuild left it). Panics, with the compiler's words, if it fails.
+pub fn recompile(build: &Path, object: &str, extra: &str) -> Output {
+    let (dir, name) = object.rsplit_once('/').unwrap_or((".", object));
+    let cmd_file = build.join(dir).join(format!(".{name}.cmd"));
+    let text = std::fs::read_to_string(&cmd_file)
+        .unwrap_or_else(|e| panic!("{}: {e}", cmd_file.display()));
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("savedcmd_{object} := ")))
+        .unwrap_or_else(|| panic!("{}: no savedcmd line", cmd_file.display()));
+    // The compile alone: kbuild chains objtool (and more) after it with `;`.
+    let line = line.split(" ; ").next().unwrap_or(line);
+    let out = std::env::temp_dir().join(format!("kfdo-recompile-{}.o", std::process::id()));
+    let line = line.replace(
+        &format!(" -o {object} "),
+        &format!(" -o {} ", out.display()),
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{line} {extra}"))
+        .current_dir(build)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert!(
+        o.status.success(),
+        "recompiling {object} in {} failed:\n{}",
+        build.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
