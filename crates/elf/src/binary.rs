@@ -134,10 +134,7 @@ impl Binary {
         let endian = file.endian();
         let hdr = file.elf_header();
         let e_type = hdr.e_type(endian);
-        let arch = match hdr.e_machine(endian) {
-            elf::EM_X86_64 => Arch::X86_64,
-            m => Arch::Other(m),
-        };
+        let arch = Arch::from_e_machine(hdr.e_machine(endian));
 
         let mut segments = Vec::new();
         let mut has_interp = false;
