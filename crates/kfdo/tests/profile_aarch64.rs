@@ -68,6 +68,18 @@ fn conformance(source: &str, args: &[&str], period: u64, extra: &[&str]) -> kfdo
     let mut flags = AARCH64.to_vec();
     flags.extend(extra);
     let bin = build(source, d, &flags);
+    conformance_of(source, &bin, args, period, d)
+}
+
+/// The checks of [`conformance`] on a built binary, with files in `d`.
+fn conformance_of(
+    source: &str,
+    bin: &Path,
+    args: &[&str],
+    period: u64,
+    d: &Path,
+) -> kfdo_afdo::Profile {
+    let bin = bin.to_path_buf();
     let data = d.join("perf.data");
     record(&bin, args, period, &data);
     let script = d.join("perf.script");
@@ -146,6 +158,61 @@ fn aarch64_interpreter_matches_llvm_profgen() {
         p.functions.values().any(|f| f.head_samples > 0),
         "recursive calls give head samples"
     );
+}
+
+/// The check: SQLite's speedtest1 (Debian bookworm's sqlite3 source, the
+/// amalgamation generated as compare_sqlite.rs does), cross-compiled for aarch64 and
+/// recorded under qemu-aarch64, profiles exactly as llvm-profgen-19 does.
+#[test]
+fn aarch64_sqlite3_speedtest1_matches_llvm_profgen() {
+    if !tools() {
+        return;
+    }
+    let Some(src) = fetch_sqlite_source() else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite3-speedtest1");
+    std::fs::create_dir_all(&dir).unwrap();
+    if !dir.join("sqlite3.c").exists() {
+        run_ok(
+            Command::new(src.join("configure"))
+                .current_dir(&dir)
+                .env("CC", "clang-19")
+                .args(["--disable-tcl", "--disable-readline"]),
+        );
+        run_ok(Command::new("make").current_dir(&dir).arg("sqlite3.c"));
+    }
+    let exe = dir.join("speedtest1-aarch64");
+    if !exe.exists() {
+        let tmp = dir.join(".speedtest1-aarch64.tmp");
+        run_ok(
+            Command::new("clang-19")
+                .current_dir(&dir)
+                .args(AARCH64)
+                .args(CFLAGS)
+                .args([
+                    "-DSQLITE_OMIT_LOAD_EXTENSION",
+                    "-DSQLITE_THREADSAFE=0",
+                    "-I.",
+                ])
+                .arg("-o")
+                .arg(&tmp)
+                .arg(src.join("test/speedtest1.c"))
+                .arg("sqlite3.c")
+                .arg("-lm"),
+        );
+        std::fs::rename(&tmp, &exe).unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let p = conformance_of(
+        "speedtest1",
+        &exe,
+        &["--size", "5", "--memdb"],
+        1009,
+        tmp.path(),
+    );
+    assert!(p.functions.len() > 200, "{} functions", p.functions.len());
+    assert!(p.functions.values().any(|f| f.head_samples > 0));
 }
 
 /// Records `source` for the host (x86-64) and for aarch64; returns the binaries and
