@@ -29,6 +29,19 @@ impl Arch {
         }
     }
 
+    /// The lowest address a vmlinux of this architecture links its text at.
+    /// x86-64: the kernel text mapping (`__START_KERNEL_map`, the top 2 GiB).
+    /// arm64: the kernel half (TTBR1) of the address space, which holds the image
+    /// at KIMAGE_VADDR for every VA_BITS (`0xffff800080000000` with 48-bit VAs since
+    /// 6.x, `0xffffffc008000000` with 39-bit VAs).
+    pub fn kernel_text_start(self) -> Option<u64> {
+        match self {
+            Arch::X86_64 => Some(0xffff_ffff_8000_0000),
+            Arch::Aarch64 => Some(0xffff_0000_0000_0000),
+            Arch::Other(_) => None,
+        }
+    }
+
     /// The name perf writes in its ARCH header feature (`uname -m`), and
     /// QEMU's target name: `x86_64`, `aarch64`.
     pub fn uname(self) -> Option<&'static str> {
