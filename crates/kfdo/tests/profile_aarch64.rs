@@ -266,3 +266,50 @@ fn samples_of_another_architecture_are_refused_by_name() {
         );
     }
 }
+
+/// The recording method follows the program's ELF header: on this x86-64 host an
+/// aarch64 program can only be emulated, so `auto` emulates it and says why, and a
+/// hardware method is refused by name.
+#[test]
+fn a_foreign_program_is_emulated_and_hardware_methods_are_refused() {
+    if !tools() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = build("lz.c", tmp.path(), AARCH64);
+    let data = tmp.path().join("auto.data");
+    let out = kfdo()
+        .args(["record", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(&bin)
+        .arg("1000")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("is an aarch64 program") && err.contains("qemu-aarch64"),
+        "{err}"
+    );
+    assert!(data.exists());
+    for method in ["lbr", "brbe", "ip"] {
+        let refused = tmp.path().join(format!("{method}.data"));
+        let out = kfdo()
+            .args(["record", "--method", method, "-o"])
+            .arg(&refused)
+            .arg("--")
+            .arg(&bin)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(&format!("--method {method}"))
+                && err.contains("an aarch64 program")
+                && err.contains("use --method emulated"),
+            "{err}"
+        );
+        assert!(!refused.exists());
+    }
+}

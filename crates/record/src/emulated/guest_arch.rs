@@ -45,6 +45,26 @@ pub(crate) fn host_arch() -> Option<Arch> {
     Arch::from_uname(std::env::consts::ARCH)
 }
 
+/// The architecture of the program `argv0` names (a `#!` script: its interpreter's) when
+/// it is not the host's: a program only an emulator can run. None when it is the host's,
+/// or cannot be resolved (recording reports that itself).
+pub(crate) fn foreign_program(argv0: &std::ffi::OsStr) -> Option<Arch> {
+    let launch = super::user::resolve_program(argv0, &[]).ok()?;
+    (Some(launch.arch) != host_arch()).then_some(launch.arch)
+}
+
+/// Whether `name` is an executable file in a PATH directory.
+pub(crate) fn on_path(name: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path).any(|d| {
+        std::fs::metadata(d.join(name))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    })
+}
+
 /// perf's ARCH header feature (`uname -m` of the recorded machine): the guest's.
 pub(crate) fn perf_arch(arch: Arch) -> &'static str {
     arch.uname().unwrap_or("x86_64")

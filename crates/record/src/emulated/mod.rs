@@ -7,7 +7,7 @@
 //! in the header.
 
 pub mod counters;
-mod guest_arch;
+pub(crate) mod guest_arch;
 pub mod guest_modules;
 pub mod launcher;
 pub mod maps;
