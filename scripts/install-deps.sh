@@ -13,7 +13,10 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           dpkg-dev tcl make time bc
           # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
           # what `make bindeb-pkg` / `make binrpm-pkg` run.
-          flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev)
+          flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev
+          # aarch64: Debian's cross sysroot (clang-19 --target=aarch64-linux-gnu links
+          # against it; qemu-aarch64 -L /usr/aarch64-linux-gnu runs the result).
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

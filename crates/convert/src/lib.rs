@@ -7,6 +7,7 @@
 //! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
 //! [`OutputFormat`] here.
 
+mod arch_check;
 mod bolt;
 mod gcov;
 mod profile;

@@ -169,6 +169,9 @@ pub fn profile(
             "no input: give --perf-data, --perf-script or --raw-in".into(),
         ));
     }
+    // The architecture of the binary against the recordings', before anything is read.
+    let bin = kfdo_elf::Binary::open(&req.binary)?;
+    crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
     if req.format == OutputFormat::Bolt {
         return crate::bolt::profile_bolt(req, on_input, started);
     }
@@ -182,7 +185,6 @@ pub fn profile(
         }
         _ => None,
     };
-    let bin = kfdo_elf::Binary::open(&req.binary)?;
     if req.kernel && !bin.is_kernel() {
         return Err(ProfileError::Request(format!(
             "{}: --kernel was given but this is not a vmlinux (no _text/_stext at a kernel address); \

@@ -134,10 +134,7 @@ impl Binary {
         let endian = file.endian();
         let hdr = file.elf_header();
         let e_type = hdr.e_type(endian);
-        let arch = match hdr.e_machine(endian) {
-            elf::EM_X86_64 => Arch::X86_64,
-            m => Arch::Other(m),
-        };
+        let arch = Arch::from_e_machine(hdr.e_machine(endian));
 
         let mut segments = Vec::new();
         let mut has_interp = false;
@@ -253,15 +250,15 @@ impl Binary {
     }
 
     /// Whether this looks like a Linux kernel image (vmlinux): a static
-    /// ET_EXEC (no PT_INTERP) whose text sits in the kernel half of the
-    /// x86-64 address space and which defines `_stext` or `_text`.
+    /// ET_EXEC (no PT_INTERP) whose text sits where its architecture links
+    /// the kernel ([`Arch::kernel_text_start`]) and which defines `_stext` or `_text`.
     pub fn is_kernel(&self) -> bool {
         self.e_type == elf::ET_EXEC
             && !self.has_interp
             && self
-                .preferred_text
-                .first()
-                .is_some_and(|&a| a >= 0xffff_ffff_8000_0000)
+                .arch
+                .kernel_text_start()
+                .is_some_and(|lo| self.preferred_text.first().is_some_and(|&a| a >= lo))
             && (self.symbol_address("_stext").is_some() || self.symbol_address("_text").is_some())
     }
 

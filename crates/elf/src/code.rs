@@ -95,7 +95,7 @@ impl Code {
         let decode = arch::decoder_for(bin.arch()).ok_or_else(|| ElfError::Unsupported {
             path: bin.path().to_owned(),
             what: format!(
-                "instruction decoding for {:?} (only x86-64 is supported)",
+                "instruction decoding for {} (only x86-64 and aarch64 are supported)",
                 bin.arch()
             ),
         })?;

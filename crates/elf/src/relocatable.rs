@@ -12,11 +12,26 @@
 //! Non-allocated sections (the debug sections themselves) stay at 0, so that a
 //! relocation against `.debug_str` yields an offset.
 
-use object::read::elf::{ElfFile64, SectionHeader};
+use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{elf, Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget};
 
 /// Where the layout starts: one page in.
 pub const LAYOUT_BASE: u64 = 0x1000;
+
+/// The width in bytes of an absolute relocation of `machine`, 0 for a "none"
+/// relocation, `None` for any other type.
+fn absolute_width(machine: u16, r_type: u32) -> Option<usize> {
+    match (machine, r_type) {
+        (elf::EM_X86_64, elf::R_X86_64_NONE) => Some(0),
+        (elf::EM_X86_64, elf::R_X86_64_64) => Some(8),
+        (elf::EM_X86_64, elf::R_X86_64_32 | elf::R_X86_64_32S) => Some(4),
+        // R_AARCH64_NONE is 0 in the current ABI, 256 in the old one.
+        (elf::EM_AARCH64, elf::R_AARCH64_NONE | 256) => Some(0),
+        (elf::EM_AARCH64, elf::R_AARCH64_ABS64) => Some(8),
+        (elf::EM_AARCH64, elf::R_AARCH64_ABS32) => Some(4),
+        _ => None,
+    }
+}
 
 /// Layout address of each section, by section index (0 for non-allocated ones).
 pub(crate) fn section_bases(file: &ElfFile64<'_, object::Endianness>) -> Vec<u64> {
@@ -45,7 +60,8 @@ pub(crate) fn section_bases(file: &ElfFile64<'_, object::Endianness>) -> Vec<u64
 
 /// Applies the relocations of the section `sec` (its contents `data`, uncompressed) to
 /// `data`, with symbols placed by `bases`. Only the absolute 32- and 64-bit relocations
-/// that DWARF uses on x86-64 are expected; anything else is an error naming the type.
+/// that DWARF uses (x86-64: R_X86_64_64 / _32 / _32S; aarch64: R_AARCH64_ABS64 / ABS32)
+/// are expected, chosen by the file's `e_machine`; anything else is an error naming the type.
 pub(crate) fn relocate(
     file: &ElfFile64<'_, object::Endianness>,
     sec: &object::read::elf::ElfSection64<'_, '_, object::Endianness>,
@@ -53,21 +69,21 @@ pub(crate) fn relocate(
     data: &mut [u8],
 ) -> Result<(), String> {
     let endian = file.endian();
+    let machine = file.elf_header().e_machine(endian);
     for (offset, rel) in sec.relocations() {
         let RelocationFlags::Elf { r_type } = rel.flags() else {
             continue;
         };
-        let width = match r_type {
-            elf::R_X86_64_NONE => continue,
-            elf::R_X86_64_64 => 8,
-            elf::R_X86_64_32 | elf::R_X86_64_32S => 4,
-            other => {
-                return Err(format!(
-                    "relocation type {other} at offset {offset:#x} is not supported in a debug \
-                     section (only R_X86_64_64 / _32 / _32S)"
-                ))
-            }
+        let Some(width) = absolute_width(machine, r_type) else {
+            return Err(format!(
+                "relocation type {r_type} at offset {offset:#x} is not supported in a debug \
+                 section (only R_X86_64_64 / _32 / _32S on x86-64, R_AARCH64_ABS64 / ABS32 on \
+                 aarch64)"
+            ));
         };
+        if width == 0 {
+            continue;
+        }
         let symbol_value = match rel.target() {
             RelocationTarget::Symbol(idx) => {
                 let sym = file

@@ -128,3 +128,62 @@ fn pie_non_pie_and_shared_library() {
     );
     assert_eq!(Binary::open(&none).unwrap().build_id(), None);
 }
+
+/// A kernel-like image per architecture: static, ET_EXEC, `_text` where that
+/// architecture links a vmlinux (x86-64 0xffffffff81000000, arm64 with 48-bit VAs
+/// 0xffff800080000000), is a kernel; the same code linked at a user address is not.
+#[test]
+fn kernel_images_by_architecture() {
+    if !kfdo_testkit::require_tools(&["clang-19", "ld.lld-19"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("k.c");
+    std::fs::write(
+        &src,
+        "void start_kernel(void) { for (;;) ; }\n\
+         __attribute__((section(\".head.text\"))) void _text(void) { start_kernel(); }\n",
+    )
+    .unwrap();
+    for (target, base, arch) in [
+        (
+            "x86_64-linux-gnu",
+            "0xffffffff81000000",
+            kfdo_elf::Arch::X86_64,
+        ),
+        (
+            "aarch64-linux-gnu",
+            "0xffff800080000000",
+            kfdo_elf::Arch::Aarch64,
+        ),
+    ] {
+        let obj = dir.path().join(format!("{target}.o"));
+        let target_flag = format!("--target={target}");
+        let mut args = vec![target_flag.as_str(), "-O2", "-ffreestanding", "-fno-pic"];
+        if arch == kfdo_elf::Arch::X86_64 {
+            // Code linked in the top 2 GiB, as x86-64 kernels are.
+            args.push("-mcmodel=kernel");
+        }
+        args.extend(["-c", src.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+        run("clang-19", &args);
+        for (at, kernel) in [(base, true), ("0x400000", false)] {
+            let out = dir.path().join(format!("{target}-{at}"));
+            run(
+                "ld.lld-19",
+                &[
+                    "-static",
+                    "-e",
+                    "_text",
+                    &format!("--image-base={at}"),
+                    &format!("-Ttext={at}"),
+                    obj.to_str().unwrap(),
+                    "-o",
+                    out.to_str().unwrap(),
+                ],
+            );
+            let bin = Binary::open(&out).unwrap();
+            assert_eq!(bin.arch(), arch);
+            assert_eq!(bin.is_kernel(), kernel, "{target} linked at {at}");
+        }
+    }
+}

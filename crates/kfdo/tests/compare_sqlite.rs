@@ -4,11 +4,15 @@
 //! fewer instructions for it.
 //!
 //! The source comes through scripts/fetch-debian-source.sh (an isolated apt
-//! configuration with a bookworm deb-src entry); the amalgamation is
+//! configuration with a bookworm deb-src entry; `common::fetch_sqlite_source`); the
+//! amalgamation is
 //! generated with `configure && make sqlite3.c` (needs tclsh) and the builds
 //! are cached under the target directory, so reruns only measure.
 //! Set KFDO_OFFLINE=1 to skip this test where deb.debian.org can't be reached.
 
+mod common;
+
+use common::fetch_sqlite_source;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,44 +28,6 @@ fn run(cmd: &mut Command, what: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn fetch_sqlite_source() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = Command::new("bash")
-        .arg(root.join("scripts/fetch-debian-source.sh"))
-        .arg("sqlite3")
-        .output()
-        .expect("bash");
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        // KFDO_OFFLINE lets a machine without the network skip it; where tests must
-        // run (CI), kfdo-testkit fails it instead.
-        let offline = std::env::var_os("KFDO_OFFLINE").is_some();
-        if offline
-            && !kfdo_testkit::require(
-                false,
-                &format!("KFDO_OFFLINE is set and the sqlite3 source could not be fetched:\n{err}"),
-                "connect to deb.debian.org, or unset KFDO_OFFLINE",
-            )
-        {
-            return None;
-        }
-        panic!("scripts/fetch-debian-source.sh sqlite3 failed (no network? set KFDO_OFFLINE=1 to skip):\n{err}");
-    }
-    let dir = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .last()
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    let dir = PathBuf::from(dir);
-    assert!(
-        dir.join("test/speedtest1.c").exists(),
-        "{} has no test/speedtest1.c",
-        dir.display()
-    );
-    Some(dir)
 }
 
 /// sqlite3.c + speedtest1 at -O0 and -O2, built once and cached.

@@ -3,8 +3,29 @@
 use super::stream_format::{FILTER_ALL, FILTER_KERNEL, FILTER_USER};
 use std::sync::OnceLock;
 
+/// The guest's architecture: which instruction set `translate.rs` classifies and which
+/// system-call numbers `syscalls.rs` watches. It comes from QEMU (`qemu_info_t`'s target
+/// name, `qemu-x86_64` or `qemu-aarch64`), never from an argument that could disagree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guest {
+    X86_64,
+    Aarch64,
+}
+
+impl Guest {
+    /// The guest of a QEMU target name (`TARGET_NAME`: `x86_64`, `aarch64`).
+    pub fn from_target_name(name: &[u8]) -> Option<Guest> {
+        match name {
+            b"x86_64" => Some(Guest::X86_64),
+            b"aarch64" => Some(Guest::Aarch64),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
+    pub guest: Guest,
     pub period: u64,
     pub depth: usize,
     pub counters: bool,
@@ -43,8 +64,15 @@ fn parse_u64(v: &str) -> Option<u64> {
 impl Config {
     /// The configuration the arguments give, and the output path (`out=`); or the message
     /// to print.
-    pub fn parse(system: bool, args: &[&[u8]]) -> Result<(Config, Vec<u8>), String> {
+    pub fn parse(system: bool, target: &[u8], args: &[&[u8]]) -> Result<(Config, Vec<u8>), String> {
+        let Some(guest) = Guest::from_target_name(target) else {
+            return Err(format!(
+                "vlbr: QEMU's target {} is not supported (x86_64 and aarch64 are)\n",
+                String::from_utf8_lossy(target)
+            ));
+        };
         let mut c = Config {
+            guest,
             period: 10007,
             depth: 32,
             counters: false,
@@ -139,7 +167,19 @@ mod tests {
 
     fn parse(system: bool, args: &[&str]) -> Result<(Config, Vec<u8>), String> {
         let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
-        Config::parse(system, &a)
+        Config::parse(system, b"x86_64", &a)
+    }
+
+    #[test]
+    fn the_guest_is_qemus_target() {
+        let a: &[&[u8]] = &[b"out=o"];
+        let guest = |t: &[u8]| Config::parse(false, t, a).map(|(c, _)| c.guest);
+        assert_eq!(guest(b"x86_64"), Ok(Guest::X86_64));
+        assert_eq!(guest(b"aarch64"), Ok(Guest::Aarch64));
+        assert_eq!(
+            guest(b"riscv64"),
+            Err("vlbr: QEMU's target riscv64 is not supported (x86_64 and aarch64 are)\n".into())
+        );
     }
 
     #[test]

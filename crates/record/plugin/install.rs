@@ -28,7 +28,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
     // argument bytes are used only within it (`Config` copies what it keeps).
     let a = unsafe { InstallArgs::read(info, argc, argv as *const *const c_char) };
     let system = a.system;
-    let (c, out) = match Config::parse(system, &a.args) {
+    let (c, out) = match Config::parse(system, a.target, &a.args) {
         Ok(x) => x,
         Err(msg) => {
             outs(&msg);

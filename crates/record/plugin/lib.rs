@@ -36,8 +36,9 @@
 //! - set-up and teardown: `install.rs` (the entry point), `config.rs` (its arguments),
 //!   `lifecycle.rs` (vCPU start and exit, process exit);
 //! - per block: `translate.rs` (when QEMU translates a block), `classify.rs` (x86 branch
-//!   kinds), `word.rs` (the one word a block leaves for the next), `desc.rs` (blocks that
-//!   need more than a word), `exec.rs` (the execution callbacks, the hot path),
+//!   kinds), `classify_a64.rs` (AArch64 branch kinds; `config.rs` says which guest, from
+//!   QEMU's target name), `word.rs` (the one word a block leaves for the next), `desc.rs`
+//!   (blocks that need more than a word), `exec.rs` (the execution callbacks, the hot path),
 //!   `filter.rs` (user / kernel side of an address);
 //! - the measurement window (`window=markers`): `window.rs` (instrument only between
 //!   the guest's start and stop markers, by resetting the plugin at each marker);
@@ -56,6 +57,7 @@
 
 mod cache_model;
 mod classify;
+mod classify_a64;
 mod config;
 mod counts;
 mod desc;

@@ -83,6 +83,8 @@ pub static qemu_plugin_version: c_int = 1;
 /// (else one user-mode process), and the `key=value` arguments.
 pub struct InstallArgs<'a> {
     pub system: bool,
+    /// QEMU's target name (`x86_64`, `aarch64`): the guest's architecture.
+    pub target: &'a [u8],
     pub args: Vec<&'a [u8]>,
 }
 
@@ -98,11 +100,21 @@ impl<'a> InstallArgs<'a> {
     ) -> InstallArgs<'a> {
         // SAFETY: `info` is null or points to QEMU's `qemu_info_t` (the caller's contract).
         let system = !info.is_null() && unsafe { (*info).system_emulation };
+        // SAFETY: as above; QEMU's target name is a static C string (or null).
+        let target = if info.is_null() || unsafe { (*info).target_name }.is_null() {
+            &b""[..]
+        } else {
+            unsafe { CStr::from_ptr((*info).target_name) }.to_bytes()
+        };
         let args = (0..argc.max(0) as usize)
             // SAFETY: `argv` holds `argc` valid C strings (the caller's contract).
             .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes())
             .collect();
-        InstallArgs { system, args }
+        InstallArgs {
+            system,
+            target,
+            args,
+        }
     }
 }
 

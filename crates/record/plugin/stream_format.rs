@@ -74,6 +74,11 @@ pub const KERNEL_TEXT_HI: u64 = 0xffff_ffff_c000_0000;
 /// displacement spells "KFD+" / "KFD-", which no compiler emits as padding.
 pub const MARKER_START: [u8; 9] = [0x66, 0x0f, 0x1f, 0x84, 0x00, 0x4b, 0x46, 0x44, 0x2b];
 pub const MARKER_STOP: [u8; 9] = [0x66, 0x0f, 0x1f, 0x84, 0x00, 0x4b, 0x46, 0x44, 0x2d];
+/// The aarch64 markers: `movk xzr, #0x4b2b, lsl #48` (start) and `movk xzr, #0x4b2d,
+/// lsl #48` (stop), writes to the zero register ("K+" / "K-") that no compiler emits.
+/// Being 4 bytes, they can never equal an x86 marker, so one test serves both guests.
+pub const MARKER_START_A64: [u8; 4] = [0x7f, 0x65, 0xe9, 0xf2];
+pub const MARKER_STOP_A64: [u8; 4] = [0xbf, 0x65, 0xe9, 0xf2];
 
 /// Which window marker an instruction is, if any.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,9 +89,9 @@ pub enum Marker {
 
 /// The marker an instruction's bytes are, if they are one.
 pub fn marker_of(insn: &[u8]) -> Option<Marker> {
-    if insn == MARKER_START {
+    if insn == MARKER_START || insn == MARKER_START_A64 {
         Some(Marker::Start)
-    } else if insn == MARKER_STOP {
+    } else if insn == MARKER_STOP || insn == MARKER_STOP_A64 {
         Some(Marker::Stop)
     } else {
         None
@@ -163,6 +168,10 @@ mod tests {
         assert_eq!(marker_of(&pad), None);
         assert_eq!(marker_of(&MARKER_START[..8]), None);
         assert_eq!(marker_of(&[0x90]), None);
+        assert_eq!(marker_of(&MARKER_START_A64), Some(Marker::Start));
+        assert_eq!(marker_of(&MARKER_STOP_A64), Some(Marker::Stop));
+        // movk xzr, #0x4b2b (no shift): not a marker.
+        assert_eq!(marker_of(&[0x7f, 0x65, 0x89, 0xf2]), None);
     }
 
     #[test]

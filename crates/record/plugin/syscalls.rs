@@ -1,7 +1,7 @@
 //! The guest's system calls that matter to the recording (user mode only): `mmap` of
 //! code, `fork` and its kin, `execve`, and `rt_sigreturn`.
 
-use super::config::cfg;
+use super::config::{cfg, Guest};
 use super::counts::Counts;
 use super::guest_maps;
 use super::libc_api::{getpid, gettid, now_ns};
@@ -13,14 +13,50 @@ use super::vcpu::{for_each_vcpu, vcpu, DONE_COUNTS};
 use super::word::{NO_BRANCH, THREAD_START};
 use std::ffi::c_uint;
 
-const SYS_MMAP: i64 = 9;
-const SYS_RT_SIGRETURN: i64 = 15;
-const SYS_CLONE: i64 = 56;
-const SYS_FORK: i64 = 57;
-const SYS_VFORK: i64 = 58;
-const SYS_EXECVE: i64 = 59;
-const SYS_EXECVEAT: i64 = 322;
-const SYS_CLONE3: i64 = 435;
+/// The system-call numbers the recording watches, per guest architecture (QEMU reports
+/// the guest's own numbers). -1: the architecture has no such call.
+struct Numbers {
+    mmap: i64,
+    rt_sigreturn: i64,
+    clone: i64,
+    fork: i64,
+    vfork: i64,
+    execve: i64,
+    execveat: i64,
+    clone3: i64,
+}
+
+/// arch/x86/entry/syscalls/syscall_64.tbl
+const X86_64: Numbers = Numbers {
+    mmap: 9,
+    rt_sigreturn: 15,
+    clone: 56,
+    fork: 57,
+    vfork: 58,
+    execve: 59,
+    execveat: 322,
+    clone3: 435,
+};
+
+/// include/uapi/asm-generic/unistd.h, which arm64 uses: no fork or vfork (libc calls
+/// clone).
+const AARCH64: Numbers = Numbers {
+    mmap: 222,
+    rt_sigreturn: 139,
+    clone: 220,
+    fork: -1,
+    vfork: -1,
+    execve: 221,
+    execveat: 281,
+    clone3: 435,
+};
+
+fn numbers() -> &'static Numbers {
+    match cfg().guest {
+        Guest::X86_64 => &X86_64,
+        Guest::Aarch64 => &AARCH64,
+    }
+}
 
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn on_syscall(
@@ -40,9 +76,10 @@ pub extern "C" fn on_syscall(
         Some(v) => v,
         None => return,
     };
+    let nr = numbers();
     match num {
-        SYS_MMAP => v.mmap_args = Some((a2, a3, a4, a5, a6)),
-        SYS_EXECVE | SYS_EXECVEAT => {
+        _ if num == nr.mmap => v.mmap_args = Some((a2, a3, a4, a5, a6)),
+        _ if num == nr.execve || num == nr.execveat => {
             // On success this process image is gone (qemu-user runs the new program
             // natively): write out everything now.
             stream_encode::exec(&mut v.buf, now_ns(), v.pid, v.tid);
@@ -58,7 +95,7 @@ pub extern "C" fn on_syscall(
             // SAFETY: see above.
             unsafe { flush_all(Some(v)) };
         }
-        SYS_RT_SIGRETURN => v.prev = if v.need_ids { THREAD_START } else { NO_BRANCH },
+        _ if num == nr.rt_sigreturn => v.prev = if v.need_ids { THREAD_START } else { NO_BRANCH },
         _ => {}
     }
 }
@@ -68,8 +105,9 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret
         Some(v) => v,
         None => return,
     };
+    let nr = numbers();
     match num {
-        SYS_MMAP => {
+        _ if num == nr.mmap => {
             let (len, prot, flags, fd, off) = match v.mmap_args.take() {
                 Some(a) => a,
                 None => return,
@@ -78,7 +116,7 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret
                 guest_maps::guest_mmap(v, ret as u64, len, prot, flags, fd, off);
             }
         }
-        SYS_CLONE | SYS_FORK | SYS_VFORK | SYS_CLONE3 if ret == 0 => {
+        _ if ret == 0 && [nr.clone, nr.fork, nr.vfork, nr.clone3].contains(&num) => {
             // In a new child process (new threads do not return through here in
             // qemu-user). Its copy of the parent's unwritten records belongs to the
             // parent: drop them, and start its own counts.

@@ -4,10 +4,12 @@
 //! here, so that the callback run for every execution does as little as possible.
 
 use super::classify::{can_branch, classify, K_COND, K_NONE};
-use super::config::cfg;
+use super::classify_a64::classify_a64;
+use super::config::{cfg, Guest};
 use super::desc::{alloc_desc, Desc};
 use super::exec::{
-    on_tb_exec_desc, on_tb_exec_first, on_tb_exec_fast, FAST_END_NONE, FAST_PACKED, FAST_PACKED_SELF, FAST_SILENT,
+    on_tb_exec_desc, on_tb_exec_fast, on_tb_exec_first, FAST_END_NONE, FAST_PACKED,
+    FAST_PACKED_SELF, FAST_SILENT,
 };
 use super::filter::side_kept;
 use super::guest_maps;
@@ -65,7 +67,12 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
         let bytes = insn.bytes();
         let size = bytes.len();
         let va = insn.vaddr();
-        let (k, lock) = classify(&bytes[..size.min(16)]);
+        let (k, lock) = match c.guest {
+            Guest::X86_64 => classify(&bytes[..size.min(16)]),
+            // A64 has no LOCK prefix: its atomics are single instructions or exclusive
+            // load/store loops QEMU translates like any other code.
+            Guest::Aarch64 => (classify_a64(bytes), false),
+        };
         if c.window {
             if let Some(m) = marker_of(bytes) {
                 window::watch(&insn, m);

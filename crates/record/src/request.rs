@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::emulated::counters::CacheModel;
+use crate::emulated::guest_arch;
 use crate::emulated::system::{record_system, Filter, SystemConfig, SystemOutcome};
 use crate::emulated::user::record_user;
 use crate::emulated::{RecordConfig, RecordOutcome, Window};
@@ -159,6 +160,42 @@ pub fn choose_method(
     }
 }
 
+/// The method for a program of another architecture than the host's (`arch`, from its
+/// ELF header): only emulation runs it, so `auto` is emulation and a hardware method is
+/// an error that says so. `own_qemu`: the caller named the emulator.
+fn foreign_method(
+    arch: kfdo_elf::Arch,
+    requested: Option<Method>,
+    own_qemu: bool,
+    say: &mut dyn FnMut(&str),
+) -> Result<Method, Error> {
+    let host = guest_arch::host_arch().map_or("this".to_string(), |h| h.to_string());
+    if let Some(m) = requested.filter(|&m| m != Method::Emulated) {
+        return Err(Error::Request(format!(
+            "--method {}: the program is an {arch} program and this host is {host}: hardware perf \
+             cannot run it; use --method emulated (or auto), which runs it under {}",
+            m.name(),
+            guest_arch::qemu_user(arch).display()
+        )));
+    }
+    let qemu = guest_arch::qemu_user(arch);
+    if !own_qemu && !guest_arch::on_path(&qemu) {
+        return Err(Error::Request(format!(
+            "the program is an {arch} program: recording it needs {} (apt-get install \
+             qemu-user)",
+            qemu.display()
+        )));
+    }
+    if requested.is_none() {
+        say(&format!(
+            "the program is an {arch} program and the host is {host}: using emulated LBR ({} \
+             + vLBR plugin)",
+            qemu.display()
+        ));
+    }
+    Ok(Method::Emulated)
+}
+
 /// Records what `req` asks for. `say` hears what the user should see before and while it
 /// runs (the method chosen and why, the perf command); warnings of the recording itself
 /// come back in the result.
@@ -186,7 +223,11 @@ pub fn record(req: &RecordRequest, say: &mut dyn FnMut(&str)) -> Result<Recorded
                 ));
             }
             let caps = Capabilities::detect();
-            match choose_method(&caps, *method, say)? {
+            let chosen = match guest_arch::foreign_program(&argv[0]) {
+                Some(arch) => foreign_method(arch, *method, req.qemu.is_some(), say)?,
+                None => choose_method(&caps, *method, say)?,
+            };
+            match chosen {
                 Method::Emulated => record_emulated(req, argv).map(Recorded::Emulated),
                 m if req.window == Window::Markers => Err(Error::Request(format!(
                     "--window markers needs the emulated method (the plugin sees the \

@@ -1,6 +1,8 @@
 //! `Window::Markers`: only what runs between the program's KFDO_WINDOW_START and
 //! KFDO_WINDOW_STOP is sampled and counted; a program that never opens a window is an
-//! error, with no perf.data left behind. Real clang-19 builds under real qemu-x86_64.
+//! error, with no perf.data left behind. Real clang-19 builds under real qemu-x86_64, and
+//! the same program cross-compiled for aarch64 under qemu-aarch64 (its markers are
+//! `movk xzr` words).
 
 use kfdo_perf::{PerfData, Record};
 use kfdo_record::{record_user, RecordConfig, Window};
@@ -41,10 +43,16 @@ fn markers_dir() -> PathBuf {
 }
 
 fn build(dir: &Path) -> PathBuf {
+    build_for(dir, &[])
+}
+
+/// `target`: extra clang flags (`--target=aarch64-linux-gnu`, ...).
+fn build_for(dir: &Path, target: &[&str]) -> PathBuf {
     let c = dir.join("windowed.c");
     std::fs::write(&c, WINDOWED_C).unwrap();
     let exe = dir.join("windowed");
     let st = Command::new("clang-19")
+        .args(target)
         .args(["-O2", "-g", "-fno-pie", "-no-pie", "-I"])
         .arg(markers_dir())
         .arg("-o")
@@ -95,8 +103,25 @@ fn only_the_marked_window_is_sampled_and_counted() {
     if !kfdo_testkit::require_tools(&["clang-19", "llvm-nm-19", "qemu-x86_64"]) {
         return;
     }
+    only_the_window(&[]);
+}
+
+#[test]
+fn aarch64_only_the_marked_window_is_sampled_and_counted() {
+    if !kfdo_testkit::require_tools(&[
+        "clang-19",
+        "llvm-nm-19",
+        "qemu-aarch64",
+        "aarch64-linux-gnu-gcc",
+    ]) {
+        return;
+    }
+    only_the_window(&["--target=aarch64-linux-gnu", "-fuse-ld=lld"]);
+}
+
+fn only_the_window(target: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let exe = build(dir.path());
+    let exe = build_for(dir.path(), target);
     let (in_lo, in_hi) = symbol_range(&exe, "inside");
     let (out_lo, out_hi) = symbol_range(&exe, "outside");
 

@@ -1,7 +1,8 @@
 //! `--counters emulated`: the counters of kfdo's QEMU plugin (kfdo-record), the
 //! same numbers `kfdo record --method emulated --counters FILE.json` writes.
 //!
-//! The command runs once under `qemu-x86_64` with the plugin: instructions,
+//! The command runs once under `qemu-x86_64` (or `qemu-aarch64` for an aarch64 program:
+//! kfdo-record picks the emulator from the ELF header) with the plugin: instructions,
 //! taken and conditional branches are exact counts of the user-mode code the
 //! program (and every process it forks) executed; L1i and iTLB misses come
 //! from an LRU model of an instruction cache and TLB, not this CPU. All of it
@@ -277,7 +278,8 @@ impl Source for Emulated {
         let m = &self.cache;
         format!(
             "kfdo's QEMU plugin (kfdo-record, as `kfdo record --method emulated --counters`), one run \
-             per variant under qemu-x86_64 user mode, the program and the processes it forks: \
+             per variant under QEMU user mode (qemu-x86_64 or qemu-aarch64, as the program's ELF \
+             header says), the program and the processes it forks: \
              instructions and taken / conditional branches are exact user-mode counts; L1i misses \
              ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages) come from an LRU \
              model, not this CPU; deterministic (the same binary and input give the same numbers)",

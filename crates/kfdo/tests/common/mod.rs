@@ -158,3 +158,44 @@ fn diff_fn(out: &mut String, path: &str, a: &FunctionSamples, b: &FunctionSample
         }
     }
 }
+
+/// Debian bookworm's sqlite3 source (scripts/fetch-debian-source.sh, an isolated apt
+/// configuration with a deb-src entry), or None where KFDO_OFFLINE is set and it cannot
+/// be fetched (where tests must run, kfdo-testkit fails instead).
+pub fn fetch_sqlite_source() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("bash")
+        .arg(root.join("scripts/fetch-debian-source.sh"))
+        .arg("sqlite3")
+        .output()
+        .expect("bash");
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        // KFDO_OFFLINE lets a machine without the network skip it; where tests must
+        // run (CI), kfdo-testkit fails it instead.
+        let offline = std::env::var_os("KFDO_OFFLINE").is_some();
+        if offline
+            && !kfdo_testkit::require(
+                false,
+                &format!("KFDO_OFFLINE is set and the sqlite3 source could not be fetched:\n{err}"),
+                "connect to deb.debian.org, or unset KFDO_OFFLINE",
+            )
+        {
+            return None;
+        }
+        panic!("scripts/fetch-debian-source.sh sqlite3 failed (no network? set KFDO_OFFLINE=1 to skip):\n{err}");
+    }
+    let dir = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let dir = PathBuf::from(dir);
+    assert!(
+        dir.join("test/speedtest1.c").exists(),
+        "{} has no test/speedtest1.c",
+        dir.display()
+    );
+    Some(dir)
+}

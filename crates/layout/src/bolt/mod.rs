@@ -28,6 +28,11 @@ pub enum BoltError {
     Elf(#[from] ElfError),
     #[error(transparent)]
     Aggregate(#[from] AggregateError),
+    #[error("{binary} is an {arch} program: kfdo's BOLT profile decodes x86-64 code only (its CFG reader uses iced-x86); for {arch} use the AutoFDO profile (`kfdo profile`)")]
+    Arch {
+        binary: PathBuf,
+        arch: kfdo_elf::Arch,
+    },
     #[error("{binary}: cannot list its functions: {what}")]
     Functions { binary: PathBuf, what: String },
     #[error("{perf}: none of the {samples} samples of {binary} has a branch stack: BOLT's profile needs LBR (record with `kfdo record`, which emulates it where the CPU has none, or `perf record -b`)")]
@@ -77,6 +82,12 @@ impl BoltProfile {
 /// another build of it), no sample has a branch stack, or no record lands in it.
 pub fn bolt_profile(binary: &Path, perf_data: &[PathBuf]) -> Result<BoltProfile, BoltError> {
     let bin = Binary::open(binary)?;
+    if bin.arch() != kfdo_elf::Arch::X86_64 {
+        return Err(BoltError::Arch {
+            binary: binary.to_owned(),
+            arch: bin.arch(),
+        });
+    }
     let funcs = FunctionTable::new(&bin).map_err(|what| BoltError::Functions {
         binary: binary.to_owned(),
         what,

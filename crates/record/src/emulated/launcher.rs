@@ -101,7 +101,7 @@ impl Launcher {
             .counters(&cache);
         let qemu: OsString = qemu
             .map(|q| q.as_os_str().to_owned())
-            .unwrap_or_else(|| "qemu-x86_64".into());
+            .unwrap_or_else(|| crate::emulated::guest_arch::qemu_user(launch.arch).into());
         let mut text = Vec::new();
         text.extend_from_slice(
             b"#!/bin/sh\n# kfdo: runs the program under QEMU with kfdo's plugin, counting.\n",
@@ -110,6 +110,10 @@ impl Launcher {
         text.extend_from_slice(&sh_quote(streams.join("run.XXXXXX").as_os_str().as_bytes()));
         text.extend_from_slice(b") || exit 127\nexec ");
         text.extend_from_slice(&sh_quote(qemu.as_bytes()));
+        for a in crate::emulated::guest_arch::sysroot_args(launch.arch, &[]) {
+            text.push(b' ');
+            text.extend_from_slice(&sh_quote(a.as_os_str().as_bytes()));
+        }
         text.extend_from_slice(b" -plugin ");
         text.extend_from_slice(&sh_quote(popt.into_os_string().as_bytes()));
         text.extend_from_slice(b"\",out=$f\" -0 ");

@@ -7,6 +7,7 @@
 //! in the header.
 
 pub mod counters;
+pub(crate) mod guest_arch;
 pub mod guest_modules;
 pub mod launcher;
 pub mod maps;

@@ -26,6 +26,8 @@ pub(crate) struct Input<'a> {
     /// Command name of the program (user mode).
     pub comm: &'a [u8],
     pub system: bool,
+    /// The guest's architecture (from the program's or kernel's ELF header).
+    pub arch: kfdo_elf::Arch,
 }
 
 pub(crate) struct Written {
@@ -78,15 +80,13 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
     let h = inp.header;
     let attr = branch_attr(h.period, h.filter);
     let mut w = PerfWriter::create(path, vec![attr])?;
-    w.set_feature_string(FeatureId::ARCH, "x86_64");
+    let arch = super::guest_arch::perf_arch(inp.arch);
+    w.set_feature_string(FeatureId::ARCH, arch);
     w.set_feature_string(FeatureId::VERSION, "kfdo-vlbr");
+    let qemu = if inp.system { "qemu-system-" } else { "qemu-" };
     w.set_feature_string(
         FeatureId::CPUDESC,
-        if inp.system {
-            "QEMU TCG (qemu-system-x86_64), emulated LBR"
-        } else {
-            "QEMU TCG (qemu-x86_64), emulated LBR"
-        },
+        &format!("QEMU TCG ({qemu}{arch}), emulated LBR"),
     );
     w.set_nr_cpus(1, 1);
     let comm = String::from_utf8_lossy(inp.comm).to_string();

@@ -15,6 +15,8 @@
 mod cache_model;
 #[path = "../../plugin/classify.rs"]
 mod classify;
+#[path = "../../plugin/classify_a64.rs"]
+mod classify_a64;
 #[path = "../../plugin/config.rs"]
 mod config;
 #[path = "../../plugin/counts.rs"]
@@ -36,24 +38,38 @@ use super::stream_format;
 #[test]
 fn the_c_markers_are_the_plugins() {
     let h = include_str!("../../markers/kfdo_markers.h");
-    let bytes_of = |name: &str| -> Vec<u8> {
-        let def = h
-            .split("#define ")
-            .find(|d| d.starts_with(name))
-            .unwrap_or_else(|| panic!("no {name} in kfdo_markers.h"));
-        let list = def
-            .split(".byte ")
-            .nth(1)
-            .unwrap()
-            .split('"')
-            .next()
-            .unwrap();
-        list.split(',')
-            .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
+    // Each marker is defined once per architecture, x86-64 first.
+    let bytes_of = |name: &str| -> Vec<Vec<u8>> {
+        h.split("#define ")
+            .filter(|d| d.starts_with(name))
+            .map(|def| {
+                let list = def
+                    .split(".byte ")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                list.split(',')
+                    .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
+                    .collect()
+            })
             .collect()
     };
-    assert_eq!(bytes_of("KFDO_WINDOW_START"), stream_format::MARKER_START);
-    assert_eq!(bytes_of("KFDO_WINDOW_STOP"), stream_format::MARKER_STOP);
+    assert_eq!(
+        bytes_of("KFDO_WINDOW_START"),
+        [
+            &stream_format::MARKER_START[..],
+            &stream_format::MARKER_START_A64[..]
+        ]
+    );
+    assert_eq!(
+        bytes_of("KFDO_WINDOW_STOP"),
+        [
+            &stream_format::MARKER_STOP[..],
+            &stream_format::MARKER_STOP_A64[..]
+        ]
+    );
 }
 
 /// A stream written with the plugin's encoder, read back with the library's reader.

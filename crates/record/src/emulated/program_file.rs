@@ -1,5 +1,5 @@
-//! What a program file is, before QEMU is asked to run it: an x86-64 ELF program (checked
-//! with `kfdo_elf`), or a `#!` script, whose interpreter is run instead (qemu-user does
+//! What a program file is, before QEMU is asked to run it: an x86-64 or aarch64 ELF
+//! program (checked with `kfdo_elf`, whose header says which), or a `#!` script, whose interpreter is run instead (qemu-user does
 //! not run scripts itself).
 
 use kfdo_elf::{Arch, Binary, ElfError};
@@ -7,18 +7,18 @@ use std::fmt;
 use std::path::Path;
 
 pub(crate) enum ProgramFile {
-    /// An x86-64 ELF program.
-    Elf,
+    /// An ELF program of an architecture the plugin knows, from its header.
+    Elf(Arch),
     /// A `#!` script: its first bytes (up to 256), which hold the `#!` line.
     Script(Vec<u8>),
 }
 
-/// Why a file cannot be run under qemu-x86_64.
+/// Why a file cannot be run under QEMU user mode.
 #[derive(Debug)]
 pub(crate) enum Problem {
     /// It cannot be opened or read: why.
     Io(String),
-    /// It is not something qemu-x86_64 runs: what it is instead.
+    /// It is not something qemu-x86_64 / qemu-aarch64 runs: what it is instead.
     Not(String),
 }
 
@@ -30,13 +30,18 @@ impl fmt::Display for Problem {
     }
 }
 
-const NOT_X86_64: &str = "is not an x86-64 program (vLBR runs x86-64 programs under qemu-x86_64)";
+const NOT_SUPPORTED: &str = "is not an x86-64 or aarch64 program (vLBR runs those under \
+                             qemu-x86_64 / qemu-aarch64)";
 
 pub(crate) fn inspect(path: &Path) -> Result<ProgramFile, Problem> {
     match Binary::open(path) {
-        Ok(b) if b.arch() == Arch::X86_64 => Ok(ProgramFile::Elf),
-        // Another machine, or 32-bit (kfdo_elf reads ELF64 only).
-        Ok(_) | Err(ElfError::Unsupported { .. }) => Err(Problem::Not(NOT_X86_64.into())),
+        Ok(b) if super::guest_arch::supported(b.arch()) => Ok(ProgramFile::Elf(b.arch())),
+        Ok(b) => Err(Problem::Not(format!(
+            "is an {} program; it {NOT_SUPPORTED}",
+            b.arch()
+        ))),
+        // 32-bit (kfdo_elf reads ELF64 only).
+        Err(ElfError::Unsupported { .. }) => Err(Problem::Not(NOT_SUPPORTED.into())),
         Err(ElfError::NotElf { .. }) => {
             let head = read_head(path)?;
             if head.starts_with(b"#!") {
@@ -99,7 +104,7 @@ mod tests {
     #[test]
     fn programs_and_scripts() {
         let me = std::env::current_exe().unwrap();
-        assert!(matches!(inspect(&me), Ok(ProgramFile::Elf)));
+        assert!(matches!(inspect(&me), Ok(ProgramFile::Elf(_))));
         let dir = tempfile::tempdir().unwrap();
         let s = file(dir.path(), "s", b"#!/bin/sh -e\necho hi\n");
         match inspect(&s) {
@@ -120,14 +125,21 @@ mod tests {
             problem(&file(d, "empty", b"")),
             "is not an ELF program or a #! script"
         );
-        // An ELF32 header; an ELF64 one for another machine (AArch64).
+        // An ELF32 header; an ELF64 one for another machine (RISC-V).
         let mut elf32 = elf64(62);
         elf32[4] = 1;
-        assert_eq!(problem(&file(d, "elf32", &elf32)), NOT_X86_64);
-        assert_eq!(problem(&file(d, "aarch64", &elf64(183))), NOT_X86_64);
+        assert_eq!(problem(&file(d, "elf32", &elf32)), NOT_SUPPORTED);
+        assert_eq!(
+            problem(&file(d, "riscv", &elf64(243))),
+            format!("is an ELF machine 243 program; it {NOT_SUPPORTED}")
+        );
         assert!(matches!(
             inspect(&file(d, "x86_64", &elf64(62))),
-            Ok(ProgramFile::Elf)
+            Ok(ProgramFile::Elf(Arch::X86_64))
+        ));
+        assert!(matches!(
+            inspect(&file(d, "aarch64", &elf64(183))),
+            Ok(ProgramFile::Elf(Arch::Aarch64))
         ));
         // Program headers past the end of the file: kfdo_elf says what is wrong.
         let mut cut = elf64(62);

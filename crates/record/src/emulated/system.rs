@@ -367,6 +367,8 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             exits: &[],
             comm: b"",
             system: true,
+            // The kernel engineer's arm64 work picks this from the vmlinux's header.
+            arch: kfdo_elf::Arch::X86_64,
         },
     )?;
     if written.samples == 0 {

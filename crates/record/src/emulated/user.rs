@@ -1,7 +1,9 @@
-//! User mode: run a program under `qemu-x86_64` with the plugin, pass its exit status
+//! User mode: run a program under `qemu-x86_64` or `qemu-aarch64` (its ELF header says
+//! which) with the plugin, pass its exit status
 //! through, and write the perf.data.
 
 use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SOURCE};
+use crate::emulated::guest_arch;
 use crate::emulated::maps::{self, ElfInfo};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
@@ -48,7 +50,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
     let qemu = cfg
         .qemu
         .clone()
-        .unwrap_or_else(|| PathBuf::from("qemu-x86_64"));
+        .unwrap_or_else(|| guest_arch::qemu_user(launch.arch));
 
     let work = match &cfg.work_dir {
         Some(d) => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir_in(d),
@@ -70,7 +72,8 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
     }
 
     let mut cmd = Command::new(&qemu);
-    cmd.arg("-plugin")
+    cmd.args(guest_arch::sysroot_args(launch.arch, &cfg.env))
+        .arg("-plugin")
         .arg(popt.into_os_string())
         .arg("-0")
         .arg(&launch.argv0)
@@ -180,6 +183,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
             exits: &cap.exits,
             comm: &comm,
             system: false,
+            arch: launch.arch,
         },
     )?;
 
@@ -360,10 +364,12 @@ fn signal_name(s: i32) -> &'static str {
     }
 }
 
-/// The program to hand QEMU: an x86-64 ELF file, with scripts (`#!`) resolved to their
-/// interpreter (qemu-user does not run scripts itself).
+/// The program to hand QEMU: an x86-64 or aarch64 ELF file, with scripts (`#!`) resolved
+/// to their interpreter (qemu-user does not run scripts itself).
 pub(crate) struct Launch {
     pub exe: PathBuf,
+    /// The architecture of `exe`, from its ELF header: which QEMU runs it.
+    pub arch: kfdo_elf::Arch,
     pub argv0: OsString,
     pub args: Vec<OsString>,
     pub display: String,
@@ -386,58 +392,63 @@ pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Laun
         program: display.clone(),
         what: e.to_string(),
     })?;
-    if let ProgramFile::Script(head) = kind {
-        let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
-        let line = String::from_utf8_lossy(line).trim().to_string();
-        let mut parts = line.splitn(2, [' ', '\t']);
-        let interp = parts.next().unwrap_or("").to_string();
-        let opt = parts
-            .next()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
-        if interp.is_empty() {
-            return Err(Error::Program {
-                program: display,
-                what: "empty #! line".into(),
+    let head = match kind {
+        ProgramFile::Elf(arch) => {
+            let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
+                program: display.clone(),
+                what: e.to_string(),
+            })?;
+            return Ok(Launch {
+                exe,
+                arch,
+                argv0: program.to_os_string(),
+                args: args.to_vec(),
+                display,
             });
         }
-        let ipath = PathBuf::from(&interp);
-        let bad = |what: String| Error::Program {
-            program: display.clone(),
-            what,
-        };
-        match program_file::inspect(&ipath) {
-            Ok(ProgramFile::Elf) => {}
-            Ok(ProgramFile::Script(_)) => {
-                return Err(bad(format!(
-                    "its interpreter {interp} is a #! script itself (qemu-x86_64 needs an ELF program there)"
-                )))
-            }
-            Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
-            Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
-        }
-        let mut a: Vec<OsString> = Vec::new();
-        if let Some(o) = opt {
-            a.push(o.into());
-        }
-        a.push(path.clone().into_os_string());
-        a.extend(args.iter().cloned());
-        let exe = std::fs::canonicalize(&ipath).unwrap_or(ipath);
-        return Ok(Launch {
-            exe,
-            argv0: interp.into(),
-            args: a,
-            display,
+        ProgramFile::Script(head) => head,
+    };
+    let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
+    let line = String::from_utf8_lossy(line).trim().to_string();
+    let mut parts = line.splitn(2, [' ', '\t']);
+    let interp = parts.next().unwrap_or("").to_string();
+    let opt = parts
+        .next()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    if interp.is_empty() {
+        return Err(Error::Program {
+            program: display,
+            what: "empty #! line".into(),
         });
     }
-    let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
+    let ipath = PathBuf::from(&interp);
+    let bad = |what: String| Error::Program {
         program: display.clone(),
-        what: e.to_string(),
-    })?;
+        what,
+    };
+    let arch = match program_file::inspect(&ipath) {
+        Ok(ProgramFile::Elf(arch)) => arch,
+        Ok(ProgramFile::Script(_)) => {
+            return Err(bad(format!(
+                "its interpreter {interp} is a #! script itself (QEMU needs an ELF program there)"
+            )))
+        }
+        Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
+        Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
+    };
+    let mut a: Vec<OsString> = Vec::new();
+    if let Some(o) = opt {
+        a.push(o.into());
+    }
+    a.push(path.clone().into_os_string());
+    a.extend(args.iter().cloned());
+    let exe = std::fs::canonicalize(&ipath).unwrap_or(ipath);
     Ok(Launch {
         exe,
-        argv0: program.to_os_string(),
-        args: args.to_vec(),
+        arch,
+        argv0: interp.into(),
+        args: a,
         display,
     })
 }
