@@ -48,10 +48,16 @@ fn c_source(vmlinux: &Path, func: &str, tree: &Path) -> Option<String> {
 fn optimized_dump(build: &Path, object: &str, func: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let dump = tmp.path().join("x.optimized");
+    // GCC names the counts it reads after the object (`-o`), which goes elsewhere here:
+    // -dumpbase keeps the name kbuild's command gives.
+    let stem = object.strip_suffix(".o").unwrap_or(object);
     recompile(
         build,
         object,
-        &format!("-fdump-tree-optimized={}", dump.display()),
+        &format!(
+            "-dumpbase {stem}.c -dumpbase-ext .c -fdump-tree-optimized={}",
+            dump.display()
+        ),
     );
     let text = std::fs::read_to_string(&dump).unwrap();
     let start = format!(";; Function {func} (");

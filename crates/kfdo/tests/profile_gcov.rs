@@ -317,9 +317,16 @@ fn agrees_with_create_gcov_where_it_runs() {
 }
 
 /// kfdo's raw aggregate (ranges, then branches, offsets from `base`) as create_gcov's
-/// text input: ranges, addresses (none), branches, at the binary's addresses.
+/// text input: ranges, addresses (none), branches, at the binary's addresses. The raw
+/// format writes a branch from or to outside the binary as an offset near 2^64
+/// (`fffffffffffff001`): it wraps round to the same out-of-binary address here.
 fn create_gcov_text(raw: &str, base: u64) -> String {
-    let shift = |a: &str| format!("{:x}", u64::from_str_radix(a, 16).unwrap() + base);
+    let shift = |a: &str| {
+        format!(
+            "{:x}",
+            u64::from_str_radix(a, 16).unwrap().wrapping_add(base)
+        )
+    };
     let mut lines = raw.lines();
     let mut out = String::new();
     for (i, sep) in ["-", "->"].iter().enumerate() {

@@ -4,7 +4,8 @@
 //! `.gcda` under `/sys/kernel/debug/gcov` on the console after them, `kfdo.gcov=1`), and
 //! the counts are laid out for the `ifdo` build's `-fprofile-dir`:
 //! `profiles/gcda/HASH16/kernel#fork.gcda`, the object's path relative to the build
-//! directory with `/` as `#`, as GCC 11+ names them under `-fprofile-prefix-path`.
+//! directory with `/` as `#`, as GCC 11+ names them under `-fprofile-prefix-path`,
+//! each with the object summary GCC needs and the kernel leaves out (`gcda`).
 
 use std::path::{Path, PathBuf};
 
@@ -145,6 +146,8 @@ impl KernelCtx {
             .add("kernel", &k.hash)
             .add("initrd", &initrd.1)
             .add("run", run)
+            // What kfdo makes of the guest's files (see `gcda`).
+            .add("format", "gcda with an object summary")
             .finish();
         let done = self.step(
             "train ifdo-instrumented",
@@ -207,6 +210,7 @@ fn write_counts(profiles: &Path, k: &BuiltKernel, files: &[GcdaFile]) -> anyhow:
     let physical = std::fs::canonicalize(&k.dir)
         .with_context(|| format!("cannot resolve {}", k.dir.display()))?;
     let mut named = Vec::new();
+    let mut largest = 0;
     for f in files {
         let name = mangled_name(&f.path, &physical)
             .or_else(|| mangled_name(&f.path, &k.dir))
@@ -217,7 +221,18 @@ fn write_counts(profiles: &Path, k: &BuiltKernel, files: &[GcdaFile]) -> anyhow:
                     physical.display()
                 )
             })?;
-        named.push((name, &f.data));
+        let (data, max) = super::gcda::with_object_summary(&f.data)
+            .map_err(|e| anyhow::anyhow!("the guest's {}: {e}", f.path))?;
+        largest = largest.max(max);
+        named.push((name, data));
+    }
+    if largest == 0 {
+        anyhow::bail!(
+            "the {} kernel counted nothing: every arc count of its {} .gcda files is zero \
+             (did the workload run between the reset and the dump?)",
+            k.variant,
+            files.len()
+        );
     }
     named.sort();
     let mut h = Sha256::new();

@@ -17,6 +17,7 @@ pub mod boot;
 pub mod build;
 pub mod config;
 pub mod gcc_warnings;
+pub mod gcda;
 pub mod gcov_pgo;
 pub mod initramfs;
 pub mod judge;
