@@ -82,17 +82,22 @@ fn shares_of_ifdo(b: &BenchmarkAnalysis) -> Vec<String> {
             continue;
         };
         let (pi, pa) = (ci.change_pct(), ca.change_pct());
+        // Signed like the tables' changes (a true minus sign).
+        let pct = |v: f64| format!("{v:+.1} %").replace('-', "\u{2212}");
         out.push(if m.verdict() == Some(true) && a.verdict() == Some(true) {
             format!(
-                "{}: autofdo's change ({pa:+.1} %) is {:.0} % of ifdo's ({pi:+.1} %)",
+                "{}: autofdo's change ({}) is {:.0} % of ifdo's ({})",
                 m.name,
-                100.0 * pa / pi
+                pct(pa),
+                100.0 * pa / pi,
+                pct(pi)
             )
         } else {
             format!(
-                "{}: autofdo {pa:+.1} %, ifdo {pi:+.1} %: not both significantly better, so no \
-                 share is given",
-                m.name
+                "{}: autofdo {}, ifdo {}: not both significantly better, so no share is given",
+                m.name,
+                pct(pa),
+                pct(pi)
             )
         });
     }
@@ -171,7 +176,12 @@ pub fn render(
             "## Configuration changes (scripts/diffconfig, recipe's configuration -> variant)\n"
         )?;
         for (v, d) in config_diffs {
-            writeln!(s, "### {v}\n\n```\n{}\n```\n", d.trim_end())?;
+            if d.trim().is_empty() {
+                // GCC's variants differ in their compiler flags (KCFLAGS) only.
+                writeln!(s, "### {v}\n\nno Kconfig change (compiler flags only)\n")?;
+            } else {
+                writeln!(s, "### {v}\n\n```\n{}\n```\n", d.trim_end())?;
+            }
         }
     }
     writeln!(s, "## Time per step\n\n{timings}")?;
