@@ -28,6 +28,7 @@ pub mod progress;
 pub mod recipe;
 pub mod scripts;
 pub mod summary;
+pub mod target;
 pub mod train;
 pub mod train_gcc;
 pub mod variant;

@@ -291,7 +291,16 @@ impl Source for Emulated {
         )
     }
     fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
-        match (direct_command(&run.argv), run.program) {
+        // The template's own command, not the timed one: a caller may time a foreign
+        // program under its emulator (`qemu-aarch64 -L ... {bin}`), which counted here
+        // would be QEMU itself under qemu-x86_64; the template runs the program, which
+        // this source puts under the QEMU its ELF header names. For every other variant
+        // the two are the same command.
+        let argv = match run.program {
+            Some(slot) => run.plan.shell.argv(&slot.command_with(&slot.path)),
+            None => run.argv.clone(),
+        };
+        match (direct_command(&argv), run.program) {
             (Ok(cmd), _) => self.count_direct(run, &cmd),
             (Err(_), Some(slot)) => self.count_launched(run, slot),
             (Err(why), None) => Err(CounterError::Unavailable(why)),

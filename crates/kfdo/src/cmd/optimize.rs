@@ -107,9 +107,25 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
     let cxx = a.cxx.clone().unwrap_or(default_cxx);
     let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
-    let variants =
-        Variant::parse_list(a.variants.as_deref().unwrap_or(compiler.default_variants()))?;
+    let target = recipe
+        .build
+        .target
+        .as_deref()
+        .map(kfdo_optimize::target::Target::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
+    let default_variants = match &target {
+        Some(t) => t.default_variants(),
+        None => compiler.default_variants(),
+    };
+    let variants = Variant::parse_list(a.variants.as_deref().unwrap_or(default_variants))?;
     compiler.check_variants(&variants)?;
+    // What a cross build cannot do is refused before the output directory is made.
+    if let Some(t) = &target {
+        t.check_variants(&variants)?;
+        t.method(method)?;
+        t.counters(counters)?;
+    }
     let out = output_dir(&a, &recipe.name)?;
     let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
     let jobs = jobs(&a);
@@ -125,6 +141,7 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         cc,
         cxx,
         compiler,
+        target,
         profdata: a.llvm_profdata,
         profgen: a.llvm_profgen,
         jobs,
