@@ -20,6 +20,7 @@ fn tools() -> bool {
         "clang-19",
         "ld.lld-19",
         "llvm-profgen-19",
+        "perf",
         "qemu-aarch64",
         "aarch64-linux-gnu-gcc",
     ])

@@ -587,4 +587,29 @@ mod tests {
         let e = count("{bin} a && false").unwrap_err().to_string();
         assert!(e.contains("exited with status 1"), "{e}");
     }
+
+    /// A variant timed through a wrapper (as kfdo optimize times a cross build under
+    /// `qemu-aarch64 ... {bin}`) is counted by its template: the program itself, not the
+    /// wrapper (here `env`, which would exec echo: an error if it were counted).
+    #[test]
+    fn a_wrapped_timed_command_is_counted_by_its_template() {
+        if !kfdo_testkit::require_tools(&["qemu-x86_64"]) {
+            return;
+        }
+        let src = Emulated::probe().unwrap();
+        let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
+        let echo = std::path::Path::new("/bin/echo");
+        let plain = runner::Variant::from_template("v", "{bin} a", echo);
+        let wrapped = runner::Variant {
+            command: "/usr/bin/env /bin/echo a".into(),
+            ..plain.clone()
+        };
+        let a = src.measure(&CountedRun::of(&plain, &plan)).unwrap();
+        let b = src.measure(&CountedRun::of(&wrapped, &plan)).unwrap();
+        assert_eq!(a, b);
+        // Counting the wrapper itself fails: its exec leaves QEMU, and the plugin's
+        // capture with it.
+        let bare = runner::Variant::new("v", "/usr/bin/env /bin/echo a");
+        assert!(src.measure(&CountedRun::of(&bare, &plan)).is_err());
+    }
 }

@@ -22,8 +22,9 @@ pub struct Args {
     #[arg(value_name = "RECIPE")]
     recipe: PathBuf,
     /// Variants to build besides the baseline, comma-separated. Programs: autofdo,
-    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four), and the layout
-    /// variants propeller, bolt, autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
+    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four; for a recipe with
+    /// `[build] target`, all but ifdo), and the layout variants propeller, bolt,
+    /// autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
     /// autofdo, autofdo-llvm-profgen, autofdo+thinlto, autofdo+thinlto+propeller and the
     /// recipe's own [[variant]]s (default: the recipe's default_variants, else
     /// autofdo,autofdo+thinlto).
