@@ -6,9 +6,21 @@
 # training run recorded with hardware LBR where the CPU has it and emulated
 # LBR under QEMU where not; every build benchmarked interleaved and judged.
 # Everything lands in work-out/sqlite3/ (report/index.html, summary.md).
-# Extra arguments go to kfdo optimize (e.g. --runs 20, --variants autofdo).
+# A first argument naming a bundled recipe runs that one instead (`bash
+# scripts/example.sh sqlite3-aarch64`: the same program built for aarch64 and judged
+# under qemu-aarch64, into work-out/sqlite3-aarch64/). Extra arguments go to kfdo
+# optimize (e.g. --runs 20, --variants autofdo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+RECIPE=sqlite3
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+  if [ ! -f "recipes/$1/recipe.toml" ]; then
+    echo "example.sh: no recipe recipes/$1/recipe.toml (bundled: $(ls recipes | grep -v README | tr '\n' ' '))" >&2
+    exit 2
+  fi
+  RECIPE=$1
+  shift
+fi
 bash scripts/install-deps.sh
 if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
@@ -20,10 +32,10 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 cargo build --release -p kfdo
 KFDO=${CARGO_TARGET_DIR:-$PWD/target}/release/kfdo
-OUT=${KFDO_EXAMPLE_DIR:-$PWD/work-out/sqlite3}
+OUT=${KFDO_EXAMPLE_DIR:-$PWD/work-out/$RECIPE}
 
 echo "== what this machine can record"
 "$KFDO" capabilities
 
-echo "== kfdo optimize recipes/sqlite3/recipe.toml -> $OUT"
-"$KFDO" optimize recipes/sqlite3/recipe.toml -o "$OUT" "$@"
+echo "== kfdo optimize recipes/$RECIPE/recipe.toml -> $OUT"
+"$KFDO" optimize "recipes/$RECIPE/recipe.toml" -o "$OUT" "$@"

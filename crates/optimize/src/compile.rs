@@ -148,19 +148,35 @@ impl Ctx {
     /// the profile the variant reads (for GCC's ifdo: the directory of `.gcda` files).
     pub fn variant_flags(&self, v: Variant, profile: Option<&Path>) -> (String, String) {
         let opt = &self.recipe().build.opt;
-        match self.opts.compiler {
+        let flags = match self.opts.compiler {
             Compiler::Clang => v.build_flags(opt, profile, &self.opts.variants),
             Compiler::Gcc { .. } => gcc_flags(v, opt, profile),
+        };
+        self.for_target(flags)
+    }
+
+    /// `flags` with the cross target's `--target=` first in both (a recipe may compile
+    /// and link in separate commands), or unchanged for a build for this machine.
+    fn for_target(&self, (c, l): (String, String)) -> (String, String) {
+        match &self.opts.target {
+            Some(t) => {
+                let f = t.clang_flag();
+                (
+                    format!("{f} {c}"),
+                    format!("{f} {l}").trim_end().to_string(),
+                )
+            }
+            None => (c, l),
         }
     }
 
     /// Flags of the instrumented build that trains ifdo.
     pub fn instrumented_flags(&self) -> (String, String) {
         let opt = &self.recipe().build.opt;
-        match self.opts.compiler {
+        self.for_target(match self.opts.compiler {
             Compiler::Clang => Variant::instrumented_flags(opt),
             Compiler::Gcc { .. } => gcc_instrumented_flags(opt),
-        }
+        })
     }
 
     /// [`Ctx::build`], with the files of the directory `seed` copied into the fresh build
@@ -216,6 +232,10 @@ impl Ctx {
                     r.build.binary,
                     r.path.display()
                 )));
+            }
+            if let Some(t) = &self.opts.target {
+                t.check_binary(&binary, &r.path)
+                    .map_err(|e| log.fail(format!("{e:#}")))?;
             }
             Ok(serde_json::json!({}))
         })?;

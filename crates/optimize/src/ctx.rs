@@ -36,6 +36,8 @@ pub struct Options {
     pub cxx: String,
     /// The family `cc` belongs to: it picks the flags and the profile formats.
     pub compiler: crate::compiler::Compiler,
+    /// `[build] target`: the architecture the builds are for, when not this machine's.
+    pub target: Option<crate::target::Target>,
     pub profdata: String,
     pub profgen: String,
     /// Independent steps (builds) run at once.

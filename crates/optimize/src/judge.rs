@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
-use kfdo_bench::runner::{Plan, StopRule};
+use kfdo_bench::runner::{Plan, ProgramSlot, StopRule};
 
 use crate::cache::Key;
 use crate::compile::Built;
@@ -59,6 +59,9 @@ impl Ctx {
                 key = key.add("postlink", &b.postlink);
             }
         }
+        if let Some(t) = &self.opts.target {
+            key = key.add("target", &t.triple);
+        }
         for b in &r.benches {
             key = key
                 .add("bench", &b.name)
@@ -77,11 +80,23 @@ impl Ctx {
                 let never = AtomicBool::new(false);
                 for bench in &r.benches {
                     let template = r.expand_recipe(&bench.command);
+                    // A cross build's timed runs run it under QEMU; its counters still
+                    // come from the template, whose program the emulated counters run
+                    // under QEMU with their plugin themselves.
+                    let (timed, benchmark) = match &self.opts.target {
+                        Some(t) => (t.timed_template(&template), t.bench_name(&bench.name)),
+                        None => (template.clone(), bench.name.clone()),
+                    };
                     let req = CompareRequest {
                         variants: builds
                             .iter()
                             .map(|(v, b)| kfdo_bench::runner::Variant {
                                 flags: Some(b.flags_line()),
+                                command: ProgramSlot {
+                                    template: timed.clone(),
+                                    path: b.binary.clone(),
+                                }
+                                .command_with(&b.binary),
                                 ..kfdo_bench::runner::Variant::from_template(
                                     v.name(),
                                     &template,
@@ -89,7 +104,7 @@ impl Ctx {
                                 )
                             })
                             .collect(),
-                        benchmark: Some(bench.name.clone()),
+                        benchmark: Some(benchmark),
                         plan: Plan {
                             cwd: Some(cwd.clone()),
                             env: vec![("RECIPE".into(), r.dir.display().to_string())],

@@ -6,7 +6,9 @@
 //! ThinLTO, and Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO),
 //! records the training runs and converts them (`train`; BOLT's rewrite and the
 //! layout warnings in `postlink`), benchmarks
-//! every build interleaved and writes the report (`judge`, `summary`).
+//! every build interleaved and writes the report (`judge`, `summary`). A recipe may
+//! build for another architecture (`target`: aarch64 on x86-64), recorded, timed and
+//! counted under QEMU.
 //!
 //! Every step is cached (`cache`): keyed by a SHA-256 of what it reads and
 //! remembering the content hashes of what it wrote, so a rerun does only what
@@ -28,6 +30,7 @@ pub mod progress;
 pub mod recipe;
 pub mod scripts;
 pub mod summary;
+pub mod target;
 pub mod train;
 pub mod train_gcc;
 pub mod variant;

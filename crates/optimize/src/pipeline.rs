@@ -80,6 +80,11 @@ fn both<A: Send, B: Send>(
 }
 
 pub fn run(opts: Options) -> anyhow::Result<Outcome> {
+    if let Some(t) = &opts.target {
+        t.check_variants(&opts.variants)?;
+        t.method(opts.method)?;
+        t.counters(opts.counters)?;
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -218,8 +223,12 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let o = &ctx.opts;
     let r = ctx.recipe();
     let has = |v: Variant| o.variants.contains(&v);
-    let (method, why) = resolve_method(o.method);
-    let (counters, counters_note) = resolve_counters(o.counters);
+    // A cross build runs only under QEMU: emulated recording and counters (checked by
+    // `run` before anything was written).
+    let ((method, why), (counters, counters_note)) = match &o.target {
+        Some(t) => (t.method(o.method)?, (t.counters(o.counters)?, None)),
+        None => (resolve_method(o.method), resolve_counters(o.counters)),
+    };
     let layout: Vec<Variant> = o
         .variants
         .iter()
@@ -474,7 +483,13 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
     }
     let report = ctx.report(&db, &heat)?;
-    let (summary, gains) = crate::summary::summarize(&report.join("kfdo.db"), &r.name, &notes)?;
+    let time_label = o.target.as_ref().map(|t| t.time_label());
+    let (summary, gains) = crate::summary::summarize(
+        &report.join("kfdo.db"),
+        &r.name,
+        &notes,
+        time_label.as_deref(),
+    )?;
     let summary_path = o.out.join("summary.md");
     std::fs::write(&summary_path, &summary)
         .with_context(|| format!("cannot write {}", summary_path.display()))?;

@@ -55,6 +55,8 @@ pub struct Build {
     /// The compiler family: `clang` (default), `gcc` or `gcc-N` (see [`crate::compiler`]).
     #[serde(default = "default_compiler")]
     pub compiler: String,
+    /// Another architecture to build for (`aarch64-linux-gnu`; see [`crate::target`]).
+    pub target: Option<String>,
 }
 
 fn default_compiler() -> String {
@@ -181,6 +183,16 @@ impl Recipe {
             bail!("[build] command is empty");
         }
         crate::compiler::check_choice(&self.build.compiler)?;
+        if let Some(t) = &self.build.target {
+            crate::target::Target::parse(t)?;
+            if self.build.compiler != "clang" {
+                bail!(
+                    "[build] target = {t:?} with compiler = {:?}: cross builds use clang-19 \
+                     (--target); leave `compiler` out",
+                    self.build.compiler
+                );
+            }
+        }
         let bin = Path::new(&self.build.binary);
         if self.build.binary.is_empty()
             || bin.is_absolute()
@@ -317,6 +329,17 @@ command = "{bin} --size 50"
             (
                 GOOD.replace("binary = \"demo\"", "binary = \"demo\"\ncompiler = \"icc\""),
                 "[build] compiler = \"icc\"",
+            ),
+            (
+                GOOD.replace("binary = \"demo\"", "binary = \"demo\"\ntarget = \"mips\""),
+                "[build] target = \"mips\"",
+            ),
+            (
+                GOOD.replace(
+                    "binary = \"demo\"",
+                    "binary = \"demo\"\ntarget = \"aarch64-linux-gnu\"\ncompiler = \"gcc\"",
+                ),
+                "cross builds use clang-19",
             ),
         ];
         for (text, want) in cases {

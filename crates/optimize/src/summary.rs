@@ -112,10 +112,13 @@ impl Gains {
 }
 
 /// The summary text (Markdown that reads well on a terminal) and the gains.
+/// `emulated`: what the timed runs' seconds are when they are not this CPU's (a cross
+/// build timed under QEMU), said under every table and in its time column.
 pub fn summarize(
     store: &Path,
     recipe: &str,
     notes: &[String],
+    emulated: Option<&str>,
 ) -> anyhow::Result<(String, Vec<Gains>)> {
     let contents = Store::open_existing(store)?.load()?;
     let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
@@ -143,9 +146,22 @@ pub fn summarize(
             runs.unwrap_or(0),
             b.baseline
         )?;
+        if let Some(what) = emulated {
+            writeln!(
+                s,
+                "Times are emulated time ({what}): they rank the variants under the \
+                 emulator, not on the target's CPU; the counters below count the program's \
+                 own instructions and branches.\n"
+            )?;
+        }
+        let time = if emulated.is_some() {
+            "mean emulated time"
+        } else {
+            "mean time"
+        };
         writeln!(
             s,
-            "| variant | mean time | time saved [95 % CI] | p (Welch) | verdict |"
+            "| variant | {time} | time saved [95 % CI] | p (Welch) | verdict |"
         )?;
         writeln!(s, "|---|---:|---:|---:|---|")?;
         for (v, va) in g.variants.iter().zip(&b.variants) {

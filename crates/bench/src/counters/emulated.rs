@@ -291,7 +291,16 @@ impl Source for Emulated {
         )
     }
     fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
-        match (direct_command(&run.argv), run.program) {
+        // The template's own command, not the timed one: a caller may time a foreign
+        // program under its emulator (`qemu-aarch64 -L ... {bin}`), which counted here
+        // would be QEMU itself under qemu-x86_64; the template runs the program, which
+        // this source puts under the QEMU its ELF header names. For every other variant
+        // the two are the same command.
+        let argv = match run.program {
+            Some(slot) => run.plan.shell.argv(&slot.command_with(&slot.path)),
+            None => run.argv.clone(),
+        };
+        match (direct_command(&argv), run.program) {
             (Ok(cmd), _) => self.count_direct(run, &cmd),
             (Err(_), Some(slot)) => self.count_launched(run, slot),
             (Err(why), None) => Err(CounterError::Unavailable(why)),
@@ -577,5 +586,30 @@ mod tests {
         assert!(e.contains("never ran the program /bin/echo"), "{e}");
         let e = count("{bin} a && false").unwrap_err().to_string();
         assert!(e.contains("exited with status 1"), "{e}");
+    }
+
+    /// A variant timed through a wrapper (as kfdo optimize times a cross build under
+    /// `qemu-aarch64 ... {bin}`) is counted by its template: the program itself, not the
+    /// wrapper (here `env`, which would exec echo: an error if it were counted).
+    #[test]
+    fn a_wrapped_timed_command_is_counted_by_its_template() {
+        if !kfdo_testkit::require_tools(&["qemu-x86_64"]) {
+            return;
+        }
+        let src = Emulated::probe().unwrap();
+        let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
+        let echo = std::path::Path::new("/bin/echo");
+        let plain = runner::Variant::from_template("v", "{bin} a", echo);
+        let wrapped = runner::Variant {
+            command: "/usr/bin/env /bin/echo a".into(),
+            ..plain.clone()
+        };
+        let a = src.measure(&CountedRun::of(&plain, &plan)).unwrap();
+        let b = src.measure(&CountedRun::of(&wrapped, &plan)).unwrap();
+        assert_eq!(a, b);
+        // Counting the wrapper itself fails: its exec leaves QEMU, and the plugin's
+        // capture with it.
+        let bare = runner::Variant::new("v", "/usr/bin/env /bin/echo a");
+        assert!(src.measure(&CountedRun::of(&bare, &plan)).is_err());
     }
 }

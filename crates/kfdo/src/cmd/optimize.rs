@@ -22,8 +22,9 @@ pub struct Args {
     #[arg(value_name = "RECIPE")]
     recipe: PathBuf,
     /// Variants to build besides the baseline, comma-separated. Programs: autofdo,
-    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four), and the layout
-    /// variants propeller, bolt, autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
+    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four; for a recipe with
+    /// `[build] target`, all but ifdo), and the layout variants propeller, bolt,
+    /// autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
     /// autofdo, autofdo-llvm-profgen, autofdo+thinlto, autofdo+thinlto+propeller and the
     /// recipe's own [[variant]]s (default: the recipe's default_variants, else
     /// autofdo,autofdo+thinlto).
@@ -107,9 +108,25 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
     let cxx = a.cxx.clone().unwrap_or(default_cxx);
     let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
-    let variants =
-        Variant::parse_list(a.variants.as_deref().unwrap_or(compiler.default_variants()))?;
+    let target = recipe
+        .build
+        .target
+        .as_deref()
+        .map(kfdo_optimize::target::Target::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
+    let default_variants = match &target {
+        Some(t) => t.default_variants(),
+        None => compiler.default_variants(),
+    };
+    let variants = Variant::parse_list(a.variants.as_deref().unwrap_or(default_variants))?;
     compiler.check_variants(&variants)?;
+    // What a cross build cannot do is refused before the output directory is made.
+    if let Some(t) = &target {
+        t.check_variants(&variants)?;
+        t.method(method)?;
+        t.counters(counters)?;
+    }
     let out = output_dir(&a, &recipe.name)?;
     let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
     let jobs = jobs(&a);
@@ -125,6 +142,7 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         cc,
         cxx,
         compiler,
+        target,
         profdata: a.llvm_profdata,
         profgen: a.llvm_profgen,
         jobs,
