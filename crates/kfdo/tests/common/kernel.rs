@@ -50,9 +50,13 @@ pub fn recompile(build: &Path, object: &str, extra: &str) -> Output {
     let cmd_file = build.join(dir).join(format!(".{name}.cmd"));
     let text = std::fs::read_to_string(&cmd_file)
         .unwrap_or_else(|e| panic!("{}: {e}", cmd_file.display()));
+    // `savedcmd_` since Linux 6.2, `cmd_` before.
     let line = text
         .lines()
-        .find_map(|l| l.strip_prefix(&format!("savedcmd_{object} := ")))
+        .find_map(|l| {
+            l.strip_prefix(&format!("savedcmd_{object} := "))
+                .or_else(|| l.strip_prefix(&format!("cmd_{object} := ")))
+        })
         .unwrap_or_else(|| panic!("{}: no savedcmd line", cmd_file.display()));
     // The compile alone: kbuild chains objtool (and more) after it with `;`.
     let line = line.split(" ; ").next().unwrap_or(line);
