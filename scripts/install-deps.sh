@@ -15,8 +15,9 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # what `make bindeb-pkg` / `make binrpm-pkg` run.
           flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev
           # aarch64: Debian's cross sysroot (clang-19 --target=aarch64-linux-gnu links
-          # against it; qemu-aarch64 -L /usr/aarch64-linux-gnu runs the result).
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+          # against it; qemu-aarch64 -L /usr/aarch64-linux-gnu runs the result), and
+          # qemu-system-aarch64 for arm64 kernels.
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -250,10 +250,12 @@ impl Binary {
     }
 
     /// Whether this looks like a Linux kernel image (vmlinux): a static
-    /// ET_EXEC (no PT_INTERP) whose text sits where its architecture links
+    /// executable (no PT_INTERP) whose text sits where its architecture links
     /// the kernel ([`Arch::kernel_text_start`]) and which defines `_stext` or `_text`.
+    /// ET_EXEC, or ET_DYN: a relocatable arm64 kernel (CONFIG_RELOCATABLE, which KASLR
+    /// selects) is linked with `-pie`; its text address tells it from a user PIE.
     pub fn is_kernel(&self) -> bool {
-        self.e_type == elf::ET_EXEC
+        matches!(self.e_type, elf::ET_EXEC | elf::ET_DYN)
             && !self.has_interp
             && self
                 .arch

@@ -166,24 +166,28 @@ fn kernel_images_by_architecture() {
         }
         args.extend(["-c", src.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
         run("clang-19", &args);
-        for (at, kernel) in [(base, true), ("0x400000", false)] {
-            let out = dir.path().join(format!("{target}-{at}"));
-            run(
-                "ld.lld-19",
-                &[
-                    "-static",
-                    "-e",
-                    "_text",
-                    &format!("--image-base={at}"),
-                    &format!("-Ttext={at}"),
-                    obj.to_str().unwrap(),
-                    "-o",
-                    out.to_str().unwrap(),
-                ],
-            );
+        // A relocatable arm64 kernel (CONFIG_RELOCATABLE) is linked with -pie: ET_DYN at
+        // the kernel's address is a kernel too; a user PIE is not.
+        for (at, pie, kernel) in [
+            (base, false, true),
+            (base, true, true),
+            ("0x400000", false, false),
+            ("0x400000", true, false),
+        ] {
+            let out = dir.path().join(format!("{target}-{at}-{pie}"));
+            let (image_base, text) = (format!("--image-base={at}"), format!("-Ttext={at}"));
+            let mut link = vec!["-e", "_text", &image_base, &text];
+            link.push(if pie { "-pie" } else { "-static" });
+            link.extend([obj.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            run("ld.lld-19", &link);
             let bin = Binary::open(&out).unwrap();
             assert_eq!(bin.arch(), arch);
-            assert_eq!(bin.is_kernel(), kernel, "{target} linked at {at}");
+            assert_eq!(bin.is_pie(), pie);
+            assert_eq!(
+                bin.is_kernel(),
+                kernel,
+                "{target} linked at {at} (pie: {pie})"
+            );
         }
     }
 }

@@ -25,7 +25,7 @@
 
 mod common;
 
-use common::kernel::{hottest_functions, recompile, source_of};
+use common::kernel::{hottest_functions, mnemonics, sample_profile_remarks, source_of};
 use common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,32 +43,6 @@ fn wanted() -> bool {
         "rpm",
         "rpmbuild",
     ])
-}
-
-/// The mnemonics of a function's instructions (addresses and operands left out, so that
-/// identical code at another address compares equal).
-fn mnemonics(vmlinux: &Path, func: &str) -> Vec<String> {
-    let out = run_ok(
-        Command::new("llvm-objdump-19")
-            .args(["-d", "--no-show-raw-insn", "--no-addresses"])
-            .arg(format!("--disassemble-symbols={func}"))
-            .arg(vmlinux),
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with('\t') || l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
-        .collect()
-}
-
-/// Compiles `object` again with the command line kbuild used for it in `build`, plus
-/// `-Rpass=sample-profile`; returns the number of remarks.
-fn sample_profile_remarks(build: &Path, object: &str) -> usize {
-    let o = recompile(build, object, "-Rpass=sample-profile");
-    String::from_utf8_lossy(&o.stderr)
-        .lines()
-        .filter(|l| l.contains("remark:") && l.contains("[-Rpass=sample-profile]"))
-        .count()
 }
 
 /// `kfdo optimize RECIPE -o OUT --variants autofdo --no-heatmaps [--no-packages]`.

@@ -68,6 +68,21 @@ pub const KERNEL_TEXT_LEN: usize = 8;
 /// image size that ends at the modules area).
 pub const KERNEL_TEXT_LO: u64 = 0xffff_ffff_8000_0000;
 pub const KERNEL_TEXT_HI: u64 = 0xffff_ffff_c000_0000;
+/// Where arm64 (48-bit virtual addresses, Linux >= 6.6) links its image, `KIMAGE_VADDR`:
+/// right after the 2 GiB modules area that starts the kernel half. KASLR would move it
+/// anywhere in the vmalloc area, so arm64 guests boot with `nokaslr`; the range excludes
+/// the modules below it, whose code must not stretch the image's mapping.
+pub const KERNEL_TEXT_LO_A64: u64 = 0xffff_8000_8000_0000;
+pub const KERNEL_TEXT_HI_A64: u64 = 0xffff_8000_c000_0000;
+
+/// The kernel image's address range of a guest (`aarch64`: an arm64 one, else x86-64).
+pub const fn kernel_text_range(aarch64: bool) -> std::ops::Range<u64> {
+    if aarch64 {
+        KERNEL_TEXT_LO_A64..KERNEL_TEXT_HI_A64
+    } else {
+        KERNEL_TEXT_LO..KERNEL_TEXT_HI
+    }
+}
 
 /// The window markers (`crates/record/markers/kfdo_markers.h`): two 9-byte NOPs,
 /// `nopw 0x2b44464b(%rax,%rax,1)` (start) and `nopw 0x2d44464b(%rax,%rax,1)` (stop); the

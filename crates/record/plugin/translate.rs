@@ -14,7 +14,7 @@ use super::exec::{
 use super::filter::side_kept;
 use super::guest_maps;
 use super::qemu_api::{qemu_plugin_id_t, qemu_plugin_tb, Tb, VcpuUdataCb};
-use super::stream_format::{marker_of, KERNEL_TEXT_HI, KERNEL_TEXT_LO};
+use super::stream_format::{kernel_text_range, marker_of};
 use super::window;
 use super::word::{pack, NO_BRANCH};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -38,7 +38,7 @@ pub extern "C" fn on_tb_trans(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
     }
     let start = tb.vaddr();
     let c = cfg();
-    if c.system && (KERNEL_TEXT_LO..KERNEL_TEXT_HI).contains(&start) {
+    if c.system && kernel_text_range(c.guest == Guest::Aarch64).contains(&start) {
         LOWEST_KERNEL_TEXT.fetch_min(start, Relaxed);
     }
     if c.window && !window::is_open() {

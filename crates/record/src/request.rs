@@ -29,7 +29,8 @@ pub enum Target {
         scope: SystemScope,
         method: Option<Method>,
     },
-    /// A kernel booted under qemu-system-x86_64 with the emulated LBR.
+    /// A kernel booted under QEMU (its own architecture's system emulator) with the
+    /// emulated LBR.
     EmulatedKernel(KernelBoot),
 }
 
@@ -50,7 +51,7 @@ pub struct KernelBoot {
     /// The vmlinux (with symbols) named in the perf.data.
     pub vmlinux: Option<PathBuf>,
     pub filter: Filter,
-    /// The system emulator (default: qemu-system-x86_64 from PATH).
+    /// The system emulator (default: the kernel's architecture's, from PATH).
     pub qemu_system: Option<PathBuf>,
     /// Kernel modules (`.ko`) the guest loads and reports (`kfdo-module:` lines): their
     /// samples are mapped to these files. The guest's console then goes to
@@ -113,7 +114,7 @@ pub enum Recorded {
         /// The recorded command's exit status (perf passes it on).
         exit_code: i32,
     },
-    /// A kernel under qemu-system-x86_64.
+    /// A kernel under qemu-system-x86_64 or qemu-system-aarch64.
     Kernel(SystemOutcome),
 }
 

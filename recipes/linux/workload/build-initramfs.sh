@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build-initramfs.sh OUT.cpio.gz [--cc CC]: the workload's initramfs, a gzip'd newc
+# build-initramfs.sh OUT.cpio.gz [--cc CC] [--target TRIPLE]: the workload's initramfs, a gzip'd newc
 # cpio holding /init (kfdo-workload, built by build.sh) and the directories it mounts
 # on. The same sources and compiler give the same bytes (sorted entries, owner 0:0,
 # fixed mtimes, gzip -n). Written atomically. Nothing on stdout; errors on stderr.
@@ -9,17 +9,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "build-initramfs.sh: $*" >&2; exit 1; }
 
-out="" cc_args=()
+out="" cc_args=() target_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --cc) [ $# -ge 2 ] || die "--cc needs a compiler"; cc_args=(--cc "$2"); shift 2 ;;
         --cc=*) cc_args=(--cc "${1#--cc=}"); shift ;;
-        -h|--help) echo "usage: build-initramfs.sh OUT.cpio.gz [--cc CC]"; exit 0 ;;
-        -*) die "unknown option $1 (usage: build-initramfs.sh OUT.cpio.gz [--cc CC])" ;;
+        --target) [ $# -ge 2 ] || die "--target needs a triple"; target_args=(--target "$2"); shift 2 ;;
+        --target=*) target_args=(--target "${1#--target=}"); shift ;;
+        -h|--help) echo "usage: build-initramfs.sh OUT.cpio.gz [--cc CC] [--target TRIPLE]"; exit 0 ;;
+        -*) die "unknown option $1 (usage: build-initramfs.sh OUT.cpio.gz [--cc CC] [--target TRIPLE])" ;;
         *) [ -z "$out" ] || die "one output only"; out=$1; shift ;;
     esac
 done
-[ -n "$out" ] || die "usage: build-initramfs.sh OUT.cpio.gz [--cc CC]"
+[ -n "$out" ] || die "usage: build-initramfs.sh OUT.cpio.gz [--cc CC] [--target TRIPLE]"
 for tool in cpio gzip find sort touch; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool not found"
 done
@@ -32,7 +34,8 @@ mkdir -p "$out_dir"
 tmp_out="$out_dir/.$(basename "$out").tmp.$$"
 trap 'rm -rf "$work" "$tmp_out"' EXIT
 
-bash "$here/build.sh" "$work/bin" ${cc_args[@]+"${cc_args[@]}"} >&2
+bash "$here/build.sh" "$work/bin" ${cc_args[@]+"${cc_args[@]}"} \
+    ${target_args[@]+"${target_args[@]}"} >&2
 
 root="$work/root"
 # /lib/modules stays empty here: kfdo appends each kernel's own modules as a second

@@ -24,6 +24,8 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
             c.perf = here.perf;
             c.qemu_user = here.qemu_user;
             c.qemu_system = here.qemu_system;
+            c.qemu_user_aarch64 = here.qemu_user_aarch64;
+            c.qemu_system_aarch64 = here.qemu_system_aarch64;
             c.host_x86_64 = here.host_x86_64;
             c.is_root = here.is_root;
             c
@@ -86,6 +88,17 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
         match r {
             Ok(()) => println!("  {:<9} yes", m.name()),
             Err(why) => println!("  {:<9} no: {why}", m.name()),
+        }
+    }
+    println!();
+    println!(
+        "emulated guests (the architecture comes from the program's ELF header, the kernel's \
+         vmlinux or boot header):"
+    );
+    for (arch, what, found, package) in caps.emulators() {
+        match found {
+            Some(p) => println!("  {arch:<8} {what:<9} {}", p.display()),
+            None => println!("  {arch:<8} {what:<9} no emulator (apt-get install {package})"),
         }
     }
     println!();

@@ -51,16 +51,18 @@ pub struct Args {
     /// as kernel AutoFDO wants).
     #[arg(long, conflicts_with_all = ["kernel_only", "user_only"])]
     kernel_and_user: bool,
-    /// With --emulated-kernel: the system emulator to use (default: qemu-system-x86_64 from PATH).
+    /// With --emulated-kernel: the system emulator to use (default: the kernel's own,
+    /// qemu-system-x86_64 or qemu-system-aarch64, from PATH).
     #[arg(long, value_name = "PATH")]
     qemu_system: Option<PathBuf>,
     /// With --system: seconds to record.
     #[arg(long, value_name = "SECONDS")]
     duration: Option<f64>,
-    /// Boot a kernel under qemu-system-x86_64 and record its kernel branches (emulated).
+    /// Boot a kernel under QEMU (qemu-system-x86_64 or qemu-system-aarch64, from the
+    /// kernel's headers) and record its kernel branches (emulated).
     #[arg(long)]
     emulated_kernel: bool,
-    /// With --emulated-kernel: the kernel image (bzImage).
+    /// With --emulated-kernel: the kernel image (x86: bzImage; arm64: Image).
     #[arg(long, value_name = "BZIMAGE")]
     kernel: Option<PathBuf>,
     /// With --emulated-kernel: the initramfs holding the workload.
@@ -123,7 +125,7 @@ impl MethodArg {
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let target = if a.emulated_kernel {
         let Some(kernel) = a.kernel.clone() else {
-            bail!("--emulated-kernel needs --kernel BZIMAGE");
+            bail!("--emulated-kernel needs --kernel IMAGE (arch/x86/boot/bzImage, arch/arm64/boot/Image)");
         };
         Target::EmulatedKernel(KernelBoot {
             kernel,

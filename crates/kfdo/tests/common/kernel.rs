@@ -1,6 +1,6 @@
 //! Helpers of the kernel recipe tests: a profile's hottest functions, a kernel
-//! function's source file, and one kernel object compiled again with the command line
-//! kbuild used for it.
+//! function's source file and instructions, and one kernel object compiled again with
+//! the command line kbuild used for it (with clang's sample-profile remarks).
 
 use super::{kfdo, run_ok};
 use std::path::Path;
@@ -79,4 +79,30 @@ pub fn recompile(build: &Path, object: &str, extra: &str) -> Output {
         String::from_utf8_lossy(&o.stderr)
     );
     o
+}
+
+/// The mnemonics of a function's instructions (addresses and operands left out, so that
+/// identical code at another address compares equal).
+pub fn mnemonics(vmlinux: &Path, func: &str) -> Vec<String> {
+    let out = run_ok(
+        Command::new("llvm-objdump-19")
+            .args(["-d", "--no-show-raw-insn", "--no-addresses"])
+            .arg(format!("--disassemble-symbols={func}"))
+            .arg(vmlinux),
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('\t') || l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// Compiles `object` again with the command line kbuild used for it in `build`, plus
+/// `-Rpass=sample-profile`; returns the number of remarks.
+pub fn sample_profile_remarks(build: &Path, object: &str) -> usize {
+    let o = recompile(build, object, "-Rpass=sample-profile");
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains("remark:") && l.contains("[-Rpass=sample-profile]"))
+        .count()
 }

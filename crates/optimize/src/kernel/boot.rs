@@ -118,7 +118,7 @@ impl KernelCtx {
             .perf_data
             .clone()
             .unwrap_or_else(|| b.console.with_extension("perf.data"));
-        let mut cfg = kfdo_record::SystemConfig::new(&b.kernel.bzimage, &out);
+        let mut cfg = kfdo_record::SystemConfig::new(&b.kernel.image, &out);
         cfg.initrd = Some(b.initrd.to_path_buf());
         cfg.vmlinux = Some(b.kernel.vmlinux.clone());
         let insmod = self.insmod_args();

@@ -19,7 +19,8 @@ use crate::exec::Stdout;
 pub struct BuiltKernel {
     pub variant: String,
     pub dir: PathBuf,
-    pub bzimage: PathBuf,
+    /// What QEMU boots: arch/x86/boot/bzImage or arch/arm64/boot/Image.
+    pub image: PathBuf,
     pub vmlinux: PathBuf,
     /// Content hash of the vmlinux (identifies the build for downstream keys).
     pub hash: String,
@@ -55,7 +56,8 @@ impl KernelCtx {
     ) -> anyhow::Result<BuiltKernel> {
         let r = &self.recipe;
         let dir = self.dir(&format!("build/{}", v.name));
-        let bzimage = dir.join("arch/x86/boot/bzImage");
+        let (image_target, image_path) = boot_image(&r.kernel.arch);
+        let image = dir.join(image_path);
         let vmlinux = dir.join("vmlinux");
         let tag = tag_of(&v.name, profile.map(|p| p.1));
         // The compiler reads the profile through a path named by its content: kbuild
@@ -96,7 +98,7 @@ impl KernelCtx {
             key = key.add("propeller", hash);
         }
         let key = key.finish();
-        let outputs = [bzimage.clone(), vmlinux.clone()];
+        let outputs = [image.clone(), vmlinux.clone()];
         let log_path = self.log_path(&step);
         let done = self.step(&step, key, &outputs, |log| {
             let mut cmd = make(src, &dir, &r.kernel.arch, &vars);
@@ -107,7 +109,7 @@ impl KernelCtx {
                 .env("KBUILD_BUILD_HOST", "kfdo")
                 .env("KBUILD_BUILD_VERSION", "1");
             cmd.arg(format!("-j{}", self.opts.jobs.max(1)))
-                .arg("bzImage");
+                .arg(image_target);
             if modules {
                 cmd.arg("modules");
             }
@@ -135,7 +137,7 @@ impl KernelCtx {
             variant: v.name.clone(),
             hash: done.hash_of(&vmlinux).to_string(),
             dir,
-            bzimage,
+            image,
             vmlinux,
             make_vars: vars,
             config: config.0.clone(),
@@ -186,4 +188,14 @@ fn content_addressed_prefix(prefix: &Path, hash: &str) -> anyhow::Result<PathBuf
         }
     }
     Ok(new_prefix)
+}
+
+/// The make target of the image QEMU boots, and where kbuild writes it: x86's bzImage;
+/// arm64's uncompressed `Image` (QEMU's `-kernel` loads it as the arm64 boot protocol
+/// describes, which is what a boot loader does).
+fn boot_image(arch: &str) -> (&'static str, &'static str) {
+    match arch {
+        "arm64" => ("Image", "arch/arm64/boot/Image"),
+        _ => ("bzImage", "arch/x86/boot/bzImage"),
+    }
 }

@@ -21,18 +21,21 @@ impl KernelCtx {
         let key = Key::new("initramfs")
             .add("workload", crate::cache::content_hash(&dir)?)
             .add("compiler", &r.kernel.compiler)
+            .add("arch", &r.kernel.arch)
             .add("tools", &self.tool_ids)
             .finish();
         let done = self.step("build initramfs", key, std::slice::from_ref(&out), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
-            log.run(
-                Command::new("bash")
-                    .arg(dir.join("build-initramfs.sh"))
-                    .arg(&out)
-                    .arg("--cc")
-                    .arg(&r.kernel.compiler),
-                Stdout::Log,
-            )?;
+            let mut cmd = Command::new("bash");
+            cmd.arg(dir.join("build-initramfs.sh"))
+                .arg(&out)
+                .arg("--cc")
+                .arg(&r.kernel.compiler);
+            // /init runs on the guest's architecture, not necessarily this machine's.
+            if r.kernel.arch == "arm64" {
+                cmd.arg("--target").arg("aarch64-linux-gnu");
+            }
+            log.run(&mut cmd, Stdout::Log)?;
             if !out.is_file() {
                 return Err(log.fail(format!("build-initramfs.sh made no {}", out.display())));
             }

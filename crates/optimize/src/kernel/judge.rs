@@ -184,7 +184,7 @@ impl KernelCtx {
                                 &c.kernel.variant,
                                 format!(
                                     "boot {} with kfdo.run={}",
-                                    c.kernel.bzimage.display(),
+                                    c.kernel.image.display(),
                                     bench.run
                                 ),
                             )

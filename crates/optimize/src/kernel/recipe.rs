@@ -129,6 +129,9 @@ impl KernelRecipe {
 fn default_suite() -> String {
     "unstable".into()
 }
+/// The kernel architectures kfdo builds and boots (kbuild's `ARCH=`).
+const ARCHES: &[&str] = &["x86_64", "arm64"];
+
 fn default_arch() -> String {
     "x86_64".into()
 }
@@ -197,11 +200,19 @@ impl KernelRecipe {
             );
         }
         let k = &self.kernel;
-        if k.arch != "x86_64" {
+        if !ARCHES.contains(&k.arch.as_str()) {
             bail!(
-                "[kernel] arch = {:?}: kfdo builds and boots x86_64 kernels (arm64 is not \
-                 supported yet)",
+                "[kernel] arch = {:?}: kfdo builds and boots x86_64 and arm64 kernels (kbuild's \
+                 ARCH names)",
                 k.arch
+            );
+        }
+        if k.arch == "arm64" && !k.compiler.starts_with("clang") {
+            bail!(
+                "[kernel] arch = \"arm64\" with compiler = {:?}: arm64 kernels are \
+                 cross-compiled with clang (LLVM=-19 targets arm64 by itself); GCC kernels \
+                 are x86_64 only for now. Use compiler = \"clang-19\" (recipes/linux-arm64)",
+                k.compiler
             );
         }
         for c in std::iter::once(&k.compiler)

@@ -62,6 +62,9 @@ pub const BUILT_IN: &[&str] = &[
 /// The name of the gcov-instrumented kernel an `ifdo` kernel is trained on.
 pub const INSTRUMENTED: &str = "ifdo-instrumented";
 
+/// The variants that relink with Propeller's profiles.
+const PROPELLER: &[&str] = &["autofdo+thinlto+propeller"];
+
 /// Built-in variants that only clang builds.
 const LLVM_ONLY: &[&str] = &[
     "autofdo-llvm-profgen",
@@ -136,6 +139,13 @@ impl KernelVariant {
     pub fn named(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
         let fdo = fdo_of(recipe);
         let gcc = !recipe.kernel.compiler.starts_with("clang");
+        if recipe.kernel.arch == "arm64" && PROPELLER.contains(&name) {
+            bail!(
+                "variant '{name}': Propeller is x86_64 only in kfdo (its profile comes from \
+                 x86-64 basic-block address maps and decoding); arm64 recipes have baseline, \
+                 autofdo, autofdo-llvm-profgen and autofdo+thinlto"
+            );
+        }
         if gcc && LLVM_ONLY.contains(&name) {
             bail!(
                 "variant '{name}' needs clang (LLVM's profiles, ThinLTO, Propeller), and this \

@@ -65,6 +65,51 @@ pub(crate) fn on_path(name: &Path) -> bool {
     })
 }
 
+/// QEMU's system emulator for `arch`, e.g. `qemu-system-aarch64`.
+pub(crate) fn qemu_system(arch: Arch) -> PathBuf {
+    PathBuf::from(format!("qemu-system-{}", arch.uname().unwrap_or("x86_64")))
+}
+
+/// The board and CPU a kernel of `arch` boots on. x86-64: QEMU's default PC. arm64: the
+/// `virt` board (a device tree, PL011 serial, GIC, PSCI for the final reboot) with a
+/// Cortex-A72, a plain ARMv8.0 core: `-cpu max` would add pointer authentication, which
+/// TCG emulates slowly, to every function's prologue and epilogue.
+pub(crate) fn system_machine_args(arch: Arch) -> &'static [&'static str] {
+    match arch {
+        Arch::Aarch64 => &["-machine", "virt", "-cpu", "cortex-a72"],
+        _ => &[],
+    }
+}
+
+/// The kernel command line's console and the settings the recorder relies on: the
+/// board's serial port, and for arm64 no KASLR (QEMU's `virt` board hands the kernel a
+/// seed, and arm64 KASLR moves the image anywhere in the vmalloc area, outside the range
+/// the recorder places it in; x86-64 KASLR stays on, its shift is found from the samples).
+pub(crate) fn system_console_args(arch: Arch) -> &'static str {
+    match arch {
+        Arch::Aarch64 => "console=ttyAMA0 nokaslr",
+        _ => "console=ttyS0",
+    }
+}
+
+/// The architecture of a kernel image by its boot header: an x86 bzImage carries "HdrS"
+/// at 0x202, an arm64 `Image` "ARM\x64" at 0x38 (Documentation/arch/arm64/booting.rst),
+/// an ELF vmlinux its machine. None when the file is none of these.
+pub fn kernel_image_arch(head: &[u8]) -> Option<Arch> {
+    if head.get(0x202..0x206) == Some(b"HdrS") {
+        return Some(Arch::X86_64);
+    }
+    if head.get(0x38..0x3c) == Some(b"ARM\x64") {
+        return Some(Arch::Aarch64);
+    }
+    if head.starts_with(b"\x7fELF") && head.len() >= 20 {
+        return Some(Arch::from_e_machine(u16::from_le_bytes([
+            head[18], head[19],
+        ])));
+    }
+    None
+}
+
 /// perf's ARCH header feature (`uname -m` of the recorded machine): the guest's.
 pub(crate) fn perf_arch(arch: Arch) -> &'static str {
     arch.uname().unwrap_or("x86_64")
@@ -80,6 +125,19 @@ mod tests {
         assert_eq!(qemu_user(Arch::Aarch64), Path::new("qemu-aarch64"));
         assert_eq!(perf_arch(Arch::Aarch64), "aarch64");
         assert!(supported(Arch::Aarch64) && !supported(Arch::Other(243)));
+    }
+
+    #[test]
+    fn kernel_images_say_their_architecture() {
+        let mut bz = vec![0u8; 0x400];
+        bz[0x202..0x206].copy_from_slice(b"HdrS");
+        assert_eq!(kernel_image_arch(&bz), Some(Arch::X86_64));
+        let mut image = vec![0u8; 0x40];
+        image[0x38..0x3c].copy_from_slice(b"ARM\x64");
+        assert_eq!(kernel_image_arch(&image), Some(Arch::Aarch64));
+        assert_eq!(kernel_image_arch(b"not a kernel"), None);
+        assert_eq!(qemu_system(Arch::Aarch64), Path::new("qemu-system-aarch64"));
+        assert!(system_console_args(Arch::Aarch64).contains("ttyAMA0"));
     }
 
     #[test]

@@ -1,13 +1,15 @@
-//! System mode: boot a kernel under `qemu-system-x86_64` with the plugin and write kernel
-//! samples with a `[kernel.kallsyms]` mapping.
+//! System mode: boot a kernel under `qemu-system-x86_64` or `qemu-system-aarch64` (the
+//! kernel's own architecture) with the plugin and write kernel samples with a
+//! `[kernel.kallsyms]` mapping.
 
 use crate::emulated::counters::{Counters, ProcessCounters};
+use crate::emulated::guest_arch;
 use crate::emulated::guest_modules::{GuestModules, PlacedModule};
 use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Event, Stream, Tail};
-use crate::emulated::stream_format::{KERNEL_TEXT_HI, KERNEL_TEXT_LO};
+use crate::emulated::stream_format::kernel_text_range;
 use crate::emulated::user::Capture;
 use crate::emulated::Window;
 use crate::stdio::StdioPlan;
@@ -141,10 +143,11 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         Some(p) => Some(KernelElf::read(p)?),
         None => None,
     };
+    let arch = kernel_arch(&cfg.kernel, vmlinux.as_ref(), cfg.vmlinux.as_deref())?;
     let qemu = cfg
         .qemu
         .clone()
-        .unwrap_or_else(|| PathBuf::from("qemu-system-x86_64"));
+        .unwrap_or_else(|| guest_arch::qemu_system(arch));
     let work = tempfile::Builder::new()
         .prefix("kfdo-vlbr-")
         .tempdir()
@@ -169,7 +172,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     if cfg.counters.is_some() {
         popt = popt.counters(&cfg.cache);
     }
-    let append = kernel_command_line(cfg.append.as_deref());
+    let append = kernel_command_line(arch, cfg.append.as_deref());
 
     let mut cmd = Command::new(&qemu);
     cmd.args([
@@ -182,6 +185,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         "-net",
         "none",
     ])
+    .args(guest_arch::system_machine_args(arch))
     .arg("-m")
     .arg(cfg.memory_mb.to_string())
     .arg("-kernel")
@@ -273,8 +277,9 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     };
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut outside_image = 0u64;
+    let image_range = kernel_text_range(arch == kfdo_elf::Arch::Aarch64);
     let mut see = |a: u64| {
-        if (KERNEL_TEXT_LO..KERNEL_TEXT_HI).contains(&a) {
+        if image_range.contains(&a) {
             lo = lo.min(a);
             hi = hi.max(a);
         } else if a >= KERNEL_HALF && !modules.iter().any(|m| m.contains(a)) {
@@ -305,14 +310,15 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     let mut maps = Vec::new();
     let mut elves: HashMap<Vec<u8>, Option<ElfInfo>> = HashMap::new();
     let kmap = if lo <= hi {
-        let layout = kernel_layout(lo, hi, vmlinux.as_ref()).map_err(|what| Error::Program {
-            program: cfg
-                .vmlinux
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            what,
-        })?;
+        let layout =
+            kernel_layout(arch, lo, hi, vmlinux.as_ref()).map_err(|what| Error::Program {
+                program: cfg
+                    .vmlinux
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                what,
+            })?;
         let path = b"[kernel.kallsyms]_text".to_vec();
         elves.insert(
             path.clone(),
@@ -367,8 +373,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             exits: &[],
             comm: b"",
             system: true,
-            // The kernel engineer's arm64 work picks this from the vmlinux's header.
-            arch: kfdo_elf::Arch::X86_64,
+            arch,
         },
     )?;
     if written.samples == 0 {
@@ -394,7 +399,10 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 })
                 .collect();
             let file = CountersFile {
-                source: "kfdo-vlbr emulated counters (qemu-system-x86_64)".into(),
+                source: format!(
+                    "kfdo-vlbr emulated counters ({})",
+                    guest_arch::qemu_system(arch).display()
+                ),
                 model: cfg.cache,
                 total,
                 processes,
@@ -418,9 +426,13 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     })
 }
 
-/// The kernel command line: a serial console, a panic that ends QEMU, then the user's.
-pub fn kernel_command_line(user: Option<&str>) -> String {
-    let mut s = String::from("console=ttyS0 panic=-1 oops=panic quiet loglevel=4");
+/// The kernel command line: the board's serial console (and what else the architecture
+/// needs), a panic that ends QEMU, then the user's.
+pub fn kernel_command_line(arch: kfdo_elf::Arch, user: Option<&str>) -> String {
+    let mut s = format!(
+        "{} panic=-1 oops=panic quiet loglevel=4",
+        guest_arch::system_console_args(arch)
+    );
     if let Some(u) = user {
         s.push(' ');
         s.push_str(u);
@@ -438,8 +450,17 @@ struct Layout {
     offset: u64,
 }
 
-fn kernel_layout(lo: u64, hi: u64, k: Option<&KernelElf>) -> Result<Layout, String> {
-    let link_text = k.map_or(DEFAULT_TEXT, |k| k.text);
+fn kernel_layout(
+    arch: kfdo_elf::Arch,
+    lo: u64,
+    hi: u64,
+    k: Option<&KernelElf>,
+) -> Result<Layout, String> {
+    let default_text = match arch {
+        kfdo_elf::Arch::Aarch64 => kernel_text_range(true).start,
+        _ => DEFAULT_TEXT,
+    };
+    let link_text = k.map_or(default_text, |k| k.text);
     let offset = if lo >= link_text {
         (lo - link_text) / KASLR_ALIGN * KASLR_ALIGN
     } else {
@@ -467,12 +488,69 @@ fn kernel_layout(lo: u64, hi: u64, k: Option<&KernelElf>) -> Result<Layout, Stri
     Ok(Layout { text, len, offset })
 }
 
-/// What the recorder needs of a vmlinux: `_text`, `_end` and the build-id.
+/// The architecture of the kernel to boot, from its headers: the vmlinux's ELF machine
+/// when there is one, which the image's boot header must then agree with; else the
+/// image's boot header alone. Never from a flag.
+fn kernel_arch(
+    image: &Path,
+    vmlinux: Option<&KernelElf>,
+    vmlinux_path: Option<&Path>,
+) -> Result<kfdo_elf::Arch, Error> {
+    let mut head = Vec::with_capacity(0x400);
+    {
+        use std::io::Read;
+        let f = std::fs::File::open(image).map_err(|e| Error::Program {
+            program: image.display().to_string(),
+            what: format!("cannot read the kernel image: {e}"),
+        })?;
+        f.take(0x400)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::Program {
+                program: image.display().to_string(),
+                what: format!("cannot read the kernel image: {e}"),
+            })?;
+    }
+    let from_image = guest_arch::kernel_image_arch(&head);
+    let arch = match (vmlinux.map(|k| k.arch), from_image) {
+        (Some(v), Some(i)) if v != i => {
+            return Err(Error::Program {
+                program: image.display().to_string(),
+                what: format!(
+                    "is a {} kernel image, but the vmlinux {} is {}: give the vmlinux of                      this kernel",
+                    i,
+                    vmlinux_path.map(|p| p.display().to_string()).unwrap_or_default(),
+                    v
+                ),
+            })
+        }
+        (Some(a), _) | (None, Some(a)) => a,
+        (None, None) => {
+            return Err(Error::Program {
+                program: image.display().to_string(),
+                what: "is neither an x86 bzImage, an arm64 Image nor an ELF kernel: give the \
+                       kernel image the build made (arch/x86/boot/bzImage, \
+                       arch/arm64/boot/Image)"
+                    .into(),
+            })
+        }
+    };
+    if !guest_arch::supported(arch) {
+        return Err(Error::Program {
+            program: image.display().to_string(),
+            what: format!("is a {arch} kernel: kfdo boots x86-64 and arm64 kernels"),
+        });
+    }
+    Ok(arch)
+}
+
+/// What the recorder needs of a vmlinux: `_text`, `_end`, the build-id and the
+/// architecture.
 #[derive(Debug, Clone)]
 pub struct KernelElf {
     pub text: u64,
     pub end: u64,
     pub build_id: Option<Vec<u8>>,
+    pub arch: kfdo_elf::Arch,
 }
 
 impl KernelElf {
@@ -503,6 +581,74 @@ impl KernelElf {
             text,
             end,
             build_id: bin.build_id().map(<[u8]>::to_vec),
+            arch: bin.arch(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfdo_elf::Arch;
+
+    fn image(dir: &Path, name: &str, at: usize, magic: &[u8]) -> PathBuf {
+        let mut bytes = vec![0u8; 0x400];
+        bytes[at..at + magic.len()].copy_from_slice(magic);
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn the_kernel_architecture_comes_from_its_headers_and_must_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let arm = image(dir.path(), "Image", 0x38, b"ARM\x64");
+        let x86 = image(dir.path(), "bzImage", 0x202, b"HdrS");
+        let junk = image(dir.path(), "junk", 0, b"junk");
+        let elf = |arch| KernelElf {
+            text: 0,
+            end: 1,
+            build_id: None,
+            arch,
+        };
+        assert_eq!(kernel_arch(&arm, None, None).unwrap(), Arch::Aarch64);
+        assert_eq!(kernel_arch(&x86, None, None).unwrap(), Arch::X86_64);
+        let v = Path::new("x86/vmlinux");
+        assert_eq!(
+            kernel_arch(&x86, Some(&elf(Arch::X86_64)), Some(v)).unwrap(),
+            Arch::X86_64
+        );
+        let err = kernel_arch(&arm, Some(&elf(Arch::X86_64)), Some(v))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("Image") && err.contains("x86/vmlinux") && err.contains("aarch64"),
+            "{err}"
+        );
+        let err = kernel_arch(&junk, None, None).unwrap_err().to_string();
+        assert!(err.contains("junk") && err.contains("bzImage"), "{err}");
+        assert!(
+            kernel_command_line(Arch::Aarch64, Some("x=1")).starts_with("console=ttyAMA0 nokaslr")
+        );
+    }
+
+    #[test]
+    fn an_arm64_kernel_is_placed_at_its_link_address() {
+        let k = KernelElf {
+            text: 0xffff_8000_8000_0000,
+            end: 0xffff_8000_8043_0000,
+            build_id: None,
+            arch: Arch::Aarch64,
+        };
+        let l = kernel_layout(
+            Arch::Aarch64,
+            k.text + 0x1_0000,
+            k.text + 0x20_0000,
+            Some(&k),
+        )
+        .unwrap();
+        assert_eq!((l.text, l.offset), (k.text, 0));
+        // An address past the image's end: not this vmlinux.
+        assert!(kernel_layout(Arch::Aarch64, k.text, k.end + 0x1000, Some(&k)).is_err());
     }
 }

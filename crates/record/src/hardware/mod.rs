@@ -114,6 +114,10 @@ pub struct Capabilities {
     /// `qemu-x86_64` found on PATH.
     pub qemu_user: Option<PathBuf>,
     pub qemu_system: Option<PathBuf>,
+    /// `qemu-aarch64` and `qemu-system-aarch64` found on PATH: aarch64 programs and arm64
+    /// kernels are recorded under them (the architecture comes from the ELF header).
+    pub qemu_user_aarch64: Option<PathBuf>,
+    pub qemu_system_aarch64: Option<PathBuf>,
     /// The host runs x86-64 (the emulator runs x86-64 guests).
     pub host_x86_64: bool,
     /// Live probe of hardware branch sampling (None: not probed).
@@ -209,6 +213,8 @@ impl Capabilities {
             perf: None,
             qemu_user: None,
             qemu_system: None,
+            qemu_user_aarch64: None,
+            qemu_system_aarch64: None,
             host_x86_64: false,
             probe: None,
         }
@@ -221,6 +227,8 @@ impl Capabilities {
         c.perf = which("perf");
         c.qemu_user = which("qemu-x86_64");
         c.qemu_system = which("qemu-system-x86_64");
+        c.qemu_user_aarch64 = which("qemu-aarch64");
+        c.qemu_system_aarch64 = which("qemu-system-aarch64");
         c.host_x86_64 = cfg!(target_arch = "x86_64");
         if let (Some(m), Some(_)) = (c.hardware_candidate(), &c.perf) {
             c.probe = Some(probe_perf(&c, m));
@@ -342,6 +350,32 @@ impl Capabilities {
                 }
             }
         }
+    }
+
+    /// The emulators emulated recording runs guests under: (guest, what it runs, the
+    /// emulator found on PATH, the Debian package that installs it).
+    pub fn emulators(&self) -> [(&'static str, &'static str, Option<&Path>, &'static str); 4] {
+        [
+            ("x86_64", "programs", self.qemu_user.as_deref(), "qemu-user"),
+            (
+                "x86_64",
+                "kernels",
+                self.qemu_system.as_deref(),
+                "qemu-system-x86",
+            ),
+            (
+                "aarch64",
+                "programs",
+                self.qemu_user_aarch64.as_deref(),
+                "qemu-user",
+            ),
+            (
+                "aarch64",
+                "kernels",
+                self.qemu_system_aarch64.as_deref(),
+                "qemu-system-arm",
+            ),
+        ]
     }
 
     /// `--method auto` for a command: each step and why it was or was not taken.
