@@ -32,6 +32,7 @@ import argparse
 import os
 import re
 import sys
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -90,21 +91,22 @@ class Options:
     master: Optional[str] = None
 
 
-WEIGHT_RE = re.compile(r"^([0-9]+)(?:\.([0-9]{1,3}))?$")
+WEIGHT_RE = re.compile(r"^([0-9]*)(?:\.([0-9]*))?$")
 
 
 def parse_weight(spec: str) -> tuple[str, int]:
     """`CLASS=W` -> (CLASS, W*1000) exactly; W has at most 3 decimals (the contract)."""
     if "=" not in spec:
         raise argparse.ArgumentTypeError(f"--weight {spec!r}: expected CLASS=W")
-    cls, w = spec.split("=", 1)
+    # The last `=` separates, as in kfdo (a class name may hold `=`, a weight cannot).
+    cls, w = spec.rsplit("=", 1)
     m = WEIGHT_RE.match(w)
-    if not m:
+    whole, frac = (m.group(1), m.group(2) or "") if m else ("", "")
+    if not m or not (whole or frac) or len(frac) > 3:
         raise argparse.ArgumentTypeError(
-            f"--weight {spec!r}: W must be a non-negative decimal with at most 3 decimals"
-        )
-    whole, frac = m.group(1), (m.group(2) or "")
-    return cls, int(whole) * 1000 + int(frac.ljust(3, "0"))
+            f"--weight {spec!r}: W must be a non-negative decimal with at most 3 decimals, "
+            "such as 2 or 0.5")
+    return cls, int(whole or "0") * 1000 + int(frac.ljust(3, "0"))
 
 
 def int64_arg(text: str) -> int:
@@ -116,8 +118,8 @@ def int64_arg(text: str) -> int:
 
 def cap_arg(text: str) -> int:
     value = int64_arg(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text}: the host cap is a number of samples >= 0")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: the host cap is a number of samples >= 1")
     return value
 
 
@@ -247,9 +249,16 @@ def read_footer(path: str) -> FileInfo:
             except ValueError:
                 info.error = f"schema version {version.decode(errors='replace')!r} is not a number"
                 return info
+            if v == 0:
+                info.error = "schema version 0 does not exist"
+                return info
             if v > SCHEMA_VERSION:
                 info.error = (f"schema version {v} is newer than this job's "
                               f"{SCHEMA_VERSION}; upgrade kfdo's fleet job")
+                return info
+            kind = meta.get(META_KIND, b"").decode(errors="replace")
+            if kind not in ("host", "merged"):
+                info.error = f"footer kfdo.raw.kind is {kind!r}, expected 'host' or 'merged'"
                 return info
             why = check_schema(pf.schema_arrow)
             if why:
@@ -369,9 +378,9 @@ def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     table = pq.read_table(f, columns=["kind", "from", "to", "count"])
             except Exception as e:  # noqa: BLE001 - named for the driver
                 raise RuntimeError(f"{ERROR_MARK}{path}: unreadable Parquet: {e}") from e
-            for name in ("kind", "from", "to", "count"):
-                if table.column(name).null_count:
-                    raise RuntimeError(f"{ERROR_MARK}{path}: column {name!r} has nulls")
+            why = bad_rows(table)
+            if why:
+                raise RuntimeError(f"{ERROR_MARK}{path}: {why}")
             for batch in table.combine_chunks().to_batches():
                 m = batch.num_rows
                 yield pa.RecordBatch.from_arrays(
@@ -381,14 +390,33 @@ def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                     names=["kind", "from", "to", "count", "num", "den", "k"])
 
 
+def bad_rows(table: pa.Table) -> Optional[str]:
+    """Why a file's count rows break the contract, or None (checked whole-column)."""
+    import pyarrow.compute as pc
+
+    for name in ("kind", "from", "to", "count"):
+        if table.column(name).null_count:
+            return f"column {name!r} has nulls"
+    if not pc.all(pc.is_in(table.column("kind"),
+                           value_set=pa.array(["range", "branch", "ip"]))).as_py():
+        return "a row's kind is not range, branch or ip"
+    if table.num_rows and pc.min(table.column("count")).as_py() <= 0:
+        return "a row's count is not > 0"
+    for name in ("from", "to"):
+        if table.num_rows and pc.min(table.column(name)).as_py() < 0:
+            return f"a row's {name!r} is negative"
+    return None
+
+
 def aggregate(spark, sel: Selection) -> pa.Table:
     """Cap, weight, drop zeros and sum per (kind, from, to): the merged rows, sorted."""
     from pyspark.sql import functions as F
 
     tasks = [(i.path, *sel.factors[i.path]) for i in sel.kept]
     slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
-    files = spark.createDataFrame(tasks, "path string, num long, den long, k long") \
-        .repartition(slices)
+    # From an RDD of the wanted slices: no shuffle to spread the files over executors.
+    files = spark.createDataFrame(spark.sparkContext.parallelize(tasks, slices),
+                                  "path string, num long, den long, k long")
     rows = files.mapInArrow(read_rows, SCALED_INPUT)
     dec = "decimal(38,0)"
     # Exact integer math. Cap: c*num < 2^126 < 10^38 is exact in decimal(38,0), and `div`
@@ -406,6 +434,9 @@ def aggregate(spark, sel: Selection) -> pa.Table:
               .groupBy("kind", "from", "to")
               .agg(F.sum(F.col("weighted").cast(dec)).alias("count")))
     table = collect_arrow(merged)
+    if table.num_rows == 0:
+        raise MergeError("every count became 0 after the host cap and weights: "
+                         "nothing written")
     return table.sort_by([("kind", "ascending"), ("from", "ascending"),
                           ("to", "ascending")])
 
@@ -498,12 +529,15 @@ def spark_session(master: Optional[str]):
     conf.setAppName("kfdo merge-raw")
     conf.setIfMissing("spark.ui.enabled", "false")
     conf.setIfMissing("spark.ui.showConsoleProgress", "false")
-    # Few distinct keys per fleet: the default 200 shuffle partitions cost more than
-    # they spread.
-    conf.setIfMissing("spark.sql.shuffle.partitions", "8")
     conf.setIfMissing("spark.sql.execution.arrow.pyspark.enabled", "true")
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not conf.contains("spark.sql.shuffle.partitions"):
+        # The aggregate is bounded by the distinct keys (thousands to millions), not by
+        # the fleet: two partitions per core spread it; Spark's default 200 costs more
+        # than it spreads on a small cluster.
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(max(2, 2 * spark.sparkContext.defaultParallelism)))
     return spark
 
 
@@ -517,10 +551,13 @@ def executor_error(e: BaseException) -> Optional[str]:
 
 
 def run(opts: Options) -> None:
+    clock = Clock()
     files = list_inputs(opts.inputs)
     spark = spark_session(opts.master)
+    clock.lap("start")
     try:
         infos = read_footers(spark, files)
+        clock.lap("footers")
         sel = select(infos, opts)
         try:
             rows = aggregate(spark, sel)
@@ -531,14 +568,33 @@ def run(opts: Options) -> None:
             if msg is None:
                 raise
             raise MergeError(msg) from None
+        clock.lap("merge")
     finally:
         spark.stop()
     table = merged_table(sel, rows)
     write_atomically(table, opts.output)
+    clock.lap("write")
     rows_in = sum(i.rows for i in sel.kept)
     print(f"merge-raw: kept {len(sel.kept)} files of {len({i.host for i in sel.kept})} hosts; "
           f"dropped: {format_dropped(sel.dropped)}; rows in {rows_in}, "
           f"rows out {table.num_rows}; wrote {opts.output}", file=sys.stderr)
+    print(f"merge-raw: seconds: {clock}", file=sys.stderr)
+
+
+class Clock:
+    """Wall time per phase, for the summary (the bench reads it)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps.append((name, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {s:.2f}" for name, s in self.laps)
 
 
 def main(argv: Optional[list[str]] = None) -> int:
