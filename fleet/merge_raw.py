@@ -167,10 +167,13 @@ def to_uri(fs: pafs.FileSystem, path: str, original: str) -> str:
     """A name for a listed file that an executor can open again with open_fs."""
     if isinstance(fs, pafs.LocalFileSystem):
         return path
-    scheme = original.split("://", 1)[0]
-    if scheme in ("s3a", "s3n"):
-        scheme = "s3"
-    return f"{scheme}://{path}"
+    scheme, rest = original.split("://", 1)
+    if scheme in ("s3", "s3a", "s3n", "gs", "gcs"):
+        # pyarrow's object-store paths start with the bucket.
+        return f"{'s3' if scheme.startswith('s3') else scheme}://{path}"
+    # hdfs://namenode:port/path: pyarrow's path is /path, the authority is the URI's.
+    authority = rest.split("/", 1)[0]
+    return f"{scheme}://{authority}/{path.lstrip('/')}"
 
 
 def list_inputs(inputs: list[str]) -> list[str]:

@@ -192,7 +192,10 @@ fn meta(dump: &str, key: &str) -> String {
 fn both(python: &Path, name: &str, inputs: &[&Path], opts: &[String]) -> String {
     let dir = fleet().root.join("out");
     std::fs::create_dir_all(&dir).unwrap();
-    let (ours, theirs) = (dir.join(format!("{name}.kfdo.parquet")), dir.join(format!("{name}.spark.parquet")));
+    let (ours, theirs) = (
+        dir.join(format!("{name}.kfdo.parquet")),
+        dir.join(format!("{name}.spark.parquet")),
+    );
     let args = |out: &Path| -> Vec<String> {
         let mut v: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         v.extend(opts.iter().cloned());
@@ -239,8 +242,16 @@ fn rows(dump: &str) -> usize {
 fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
     let Some(python) = have_tools() else { return };
     let f = fleet();
-    let lz_files: Vec<&HostFile> = f.files.iter().filter(|h| h.path.starts_with(&f.lz)).collect();
-    assert!(lz_files.len() >= 500, "lz's fleet has {} files", lz_files.len());
+    let lz_files: Vec<&HostFile> = f
+        .files
+        .iter()
+        .filter(|h| h.path.starts_with(&f.lz))
+        .collect();
+    assert!(
+        lz_files.len() >= 500,
+        "lz's fleet has {} files",
+        lz_files.len()
+    );
     assert!(f.files.len() > lz_files.len(), "interp's fleet is missing");
 
     // Plain: every lz file, summed.
@@ -287,10 +298,24 @@ fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
     .collect();
     let hosts_dir = f.root.join("hosts");
     let filtered = both(&python, "filtered", &[&hosts_dir], &opts);
-    assert_eq!(meta(&filtered, "kfdo.raw.files"), in_window.len().to_string());
-    assert_eq!(meta(&filtered, "kfdo.raw.hosts"), per_host.len().to_string());
-    assert!(in_window.len() >= 100, "{} files in the window", in_window.len());
-    assert!(rows(&filtered) > 500, "only {} merged rows", rows(&filtered));
+    assert_eq!(
+        meta(&filtered, "kfdo.raw.files"),
+        in_window.len().to_string()
+    );
+    assert_eq!(
+        meta(&filtered, "kfdo.raw.hosts"),
+        per_host.len().to_string()
+    );
+    assert!(
+        in_window.len() >= 100,
+        "{} files in the window",
+        in_window.len()
+    );
+    assert!(
+        rows(&filtered) > 500,
+        "only {} merged rows",
+        rows(&filtered)
+    );
     assert_ne!(plain, filtered);
 }
 
@@ -299,7 +324,12 @@ fn bad_dir(name: &str, make: impl FnOnce(&Path, &Path)) -> (PathBuf, PathBuf) {
     let f = fleet();
     let dir = f.root.join("bad").join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let good: Vec<&HostFile> = f.files.iter().filter(|h| h.path.starts_with(&f.lz)).take(3).collect();
+    let good: Vec<&HostFile> = f
+        .files
+        .iter()
+        .filter(|h| h.path.starts_with(&f.lz))
+        .take(3)
+        .collect();
     for h in &good {
         std::fs::copy(&h.path, dir.join(h.path.file_name().unwrap())).unwrap();
     }
@@ -313,7 +343,10 @@ fn both_fail(python: &Path, inputs: &[&Path], named: &Path, why: &str) {
     let out_dir = fleet().root.join("out-bad");
     std::fs::create_dir_all(&out_dir).unwrap();
     for (who, result) in [("kfdo merge-raw", None), ("spark", Some(python))] {
-        let out = out_dir.join(format!("{}.parquet", named.file_name().unwrap().to_string_lossy()));
+        let out = out_dir.join(format!(
+            "{}.parquet",
+            named.file_name().unwrap().to_string_lossy()
+        ));
         let mut args: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         args.extend(["-o".to_string(), out.display().to_string()]);
         let o = match result {
@@ -351,16 +384,17 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
                       m = dict(t.schema.metadata)\n\
                       m[b'kfdo.raw.schema_version'] = b'2'\n\
                       pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n";
-        run_ok(Command::new(&python).args(["-c", script]).arg(good).arg(bad));
+        run_ok(
+            Command::new(&python)
+                .args(["-c", script])
+                .arg(good)
+                .arg(bad),
+        );
     });
     both_fail(&python, &[&dir], &bad, "schema version 2");
 
     // Mixed build-ids: the first file of each program is named.
-    let interp = f
-        .files
-        .iter()
-        .find(|h| !h.path.starts_with(&f.lz))
-        .unwrap();
+    let interp = f.files.iter().find(|h| !h.path.starts_with(&f.lz)).unwrap();
     both_fail(&python, &[&f.lz, &interp.path], &interp.path, "--build-id");
 
     let empty = f.root.join("bad/empty");
