@@ -242,7 +242,9 @@ def read_footer(path: str) -> FileInfo:
         fs, p = open_fs(path)
         with fs.open_input_file(p) as f:
             pf = pq.ParquetFile(f)
-            meta = pf.schema_arrow.metadata or {}
+            # The Parquet footer's own key-value metadata: a writer may leave the keys out
+            # of the embedded Arrow schema (kfdo's does).
+            meta = pf.metadata.metadata or {}
             version = meta.get(META_VERSION)
             if version is None:
                 info.error = "no kfdo.raw.schema_version in the footer: not a kfdo raw file"

@@ -1,5 +1,5 @@
 //! The fleet Spark job (`fleet/merge_raw.py`, Spark `local[2]`) against `kfdo merge-raw`
-//! on a simulated fleet of real recordings: two real programs (lz and interp, clang-19
+//! on a simulated fleet of real recordings: two real programs (shapes and lz, clang-19
 //! -O2) recorded under kfdo's QEMU plugin, each cut by `kfdo raw split` into hundreds of
 //! perturbed host files (seeded). Both mergers, given the same options, must write the
 //! same content: `kfdo raw dump` of both outputs byte-identical, once plainly over one
@@ -20,9 +20,9 @@ use std::sync::OnceLock;
 
 use common::{build, kfdo, record_emulated, repo_root, run_ok};
 
-/// Hosts per program: lz's fleet alone is over 500 files (some hosts have two).
-const LZ_HOSTS: usize = 520;
-const INTERP_HOSTS: usize = 160;
+/// Hosts per program: shapes' fleet alone is over 500 files (some hosts have two).
+const MAIN_HOSTS: usize = 520;
+const OTHER_HOSTS: usize = 160;
 
 /// The venv's python when it can run the job (pyspark and pyarrow import).
 fn spark_python() -> Option<PathBuf> {
@@ -65,10 +65,10 @@ struct HostFile {
 
 struct Fleet {
     root: PathBuf,
-    /// lz's files only (one build-id).
-    lz: PathBuf,
+    /// shapes' files only (one build-id).
+    main: PathBuf,
     files: Vec<HostFile>,
-    lz_build_id: String,
+    main_build_id: String,
 }
 
 /// Records both programs and splits them into the fleet, once for all tests.
@@ -80,8 +80,8 @@ fn fleet() -> &'static Fleet {
         let bins = root.join("bin");
         std::fs::create_dir_all(&bins).unwrap();
         let plan: [(&str, &str, &str, usize, u64); 2] = [
-            ("lz", "lz.c", "2000000", LZ_HOSTS, 16),
-            ("interp", "interp.c", "21", INTERP_HOSTS, 17),
+            ("shapes", "shapes.cpp", "60000", MAIN_HOSTS, 16),
+            ("lz", "lz.c", "2000000", OTHER_HOSTS, 17),
         ];
         for (name, src, arg, hosts, seed) in plan {
             let bin = build(src, &bins, &[]);
@@ -102,18 +102,18 @@ fn fleet() -> &'static Fleet {
         for entry in walk(&root.join("hosts")) {
             files.push(host_file(&entry));
         }
-        let lz = root.join("hosts/lz");
-        let lz_build_id = files
+        let main = root.join("hosts/shapes");
+        let main_build_id = files
             .iter()
-            .find(|f| f.path.starts_with(&lz))
-            .expect("lz's split wrote no file")
+            .find(|f| f.path.starts_with(&main))
+            .expect("the split of shapes wrote no file")
             .build_id
             .clone();
         Fleet {
             root,
-            lz,
+            main,
             files,
-            lz_build_id,
+            main_build_id,
         }
     })
 }
@@ -242,31 +242,32 @@ fn rows(dump: &str) -> usize {
 fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
     let Some(python) = have_tools() else { return };
     let f = fleet();
-    let lz_files: Vec<&HostFile> = f
+    let main_files: Vec<&HostFile> = f
         .files
         .iter()
-        .filter(|h| h.path.starts_with(&f.lz))
+        .filter(|h| h.path.starts_with(&f.main))
         .collect();
     assert!(
-        lz_files.len() >= 500,
-        "lz's fleet has {} files",
-        lz_files.len()
+        main_files.len() >= 500,
+        "shapes' fleet has {} files",
+        main_files.len()
     );
-    assert!(f.files.len() > lz_files.len(), "interp's fleet is missing");
+    assert!(f.files.len() > main_files.len(), "lz's fleet is missing");
 
-    // Plain: every lz file, summed.
-    let plain = both(&python, "plain", &[&f.lz], &[]);
-    assert_eq!(meta(&plain, "kfdo.raw.files"), lz_files.len().to_string());
-    assert!(rows(&plain) > 1000, "only {} merged rows", rows(&plain));
+    // Plain: every file of shapes, summed.
+    let plain = both(&python, "plain", &[&f.main], &[]);
+    assert_eq!(meta(&plain, "kfdo.raw.files"), main_files.len().to_string());
+    // Small programs: their hot code has a few hundred distinct ranges and branches.
+    assert!(rows(&plain) > 100, "only {} merged rows", rows(&plain));
 
-    // The whole fleet, lz selected by build-id, the middle half of its time, hosts capped
+    // The whole fleet, shapes selected by build-id, the middle half of its time, hosts capped
     // at their median samples, classes weighted.
     let (lo, hi) = (
-        lz_files.iter().map(|h| h.start).min().unwrap(),
-        lz_files.iter().map(|h| h.end).max().unwrap(),
+        main_files.iter().map(|h| h.start).min().unwrap(),
+        main_files.iter().map(|h| h.end).max().unwrap(),
     );
     let (since, until) = (lo + (hi - lo) / 4, hi - (hi - lo) / 4);
-    let in_window: Vec<&&HostFile> = lz_files
+    let in_window: Vec<&&HostFile> = main_files
         .iter()
         .filter(|h| h.start >= since && h.end <= until)
         .collect();
@@ -279,7 +280,7 @@ fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
     let cap = totals[totals.len() / 2];
     let opts: Vec<String> = [
         "--build-id",
-        &f.lz_build_id,
+        &f.main_build_id,
         "--since",
         &since.to_string(),
         "--until",
@@ -311,15 +312,11 @@ fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
         "{} files in the window",
         in_window.len()
     );
-    assert!(
-        rows(&filtered) > 500,
-        "only {} merged rows",
-        rows(&filtered)
-    );
+    assert!(rows(&filtered) > 50, "only {} merged rows", rows(&filtered));
     assert_ne!(plain, filtered);
 }
 
-/// A directory of a few good lz files plus `extra`, made by `make` from a good file.
+/// A directory of a few good files of shapes plus `extra`, made by `make` from a good file.
 fn bad_dir(name: &str, make: impl FnOnce(&Path, &Path)) -> (PathBuf, PathBuf) {
     let f = fleet();
     let dir = f.root.join("bad").join(name);
@@ -327,7 +324,7 @@ fn bad_dir(name: &str, make: impl FnOnce(&Path, &Path)) -> (PathBuf, PathBuf) {
     let good: Vec<&HostFile> = f
         .files
         .iter()
-        .filter(|h| h.path.starts_with(&f.lz))
+        .filter(|h| h.path.starts_with(&f.main))
         .take(3)
         .collect();
     for h in &good {
@@ -381,7 +378,8 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
         // The same table with the footer saying schema version 2.
         let script = "import sys, pyarrow.parquet as pq\n\
                       t = pq.read_table(sys.argv[1])\n\
-                      m = dict(t.schema.metadata)\n\
+                      m = dict(pq.ParquetFile(sys.argv[1]).metadata.metadata)\n\
+                      m.pop(b'ARROW:schema', None)\n\
                       m[b'kfdo.raw.schema_version'] = b'2'\n\
                       pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n";
         run_ok(
@@ -394,8 +392,12 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
     both_fail(&python, &[&dir], &bad, "schema version 2");
 
     // Mixed build-ids: the first file of each program is named.
-    let interp = f.files.iter().find(|h| !h.path.starts_with(&f.lz)).unwrap();
-    both_fail(&python, &[&f.lz, &interp.path], &interp.path, "--build-id");
+    let other = f
+        .files
+        .iter()
+        .find(|h| !h.path.starts_with(&f.main))
+        .unwrap();
+    both_fail(&python, &[&f.main, &other.path], &other.path, "--build-id");
 
     let empty = f.root.join("bad/empty");
     std::fs::create_dir_all(&empty).unwrap();
