@@ -44,12 +44,16 @@ fn have_tools() -> Option<PathBuf> {
         return None;
     }
     let python = spark_python();
-    kfdo_testkit::require(
+    let ok = kfdo_testkit::require(
         python.is_some(),
         "no pyspark venv at ~/.cache/kfdo/pyspark-venv (or $KFDO_PYSPARK_VENV)",
         "bash scripts/install-pyspark.sh creates it; scripts/install-deps.sh runs it",
-    )
-    .then(|| python.unwrap())
+    );
+    if ok {
+        python
+    } else {
+        None
+    }
 }
 
 /// One host file's per-file columns, from the first row of its dump.
