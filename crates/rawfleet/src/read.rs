@@ -277,30 +277,42 @@ impl RawReader {
         out.reserve(b.num_rows());
         for i in 0..b.num_rows() {
             let row = base + i as u64;
-            let this = FileInfo {
-                build_id: bid.value(i).to_string(),
-                binary_path: bpath.value(i).to_string(),
-                host: host.value(i).to_string(),
-                host_class: class.value(i).to_string(),
-                recorder: rec.value(i).to_string(),
-                window_start_ns: ws.value(i),
-                window_end_ns: we.value(i),
-                samples: samples.value(i),
-            };
-            match &self.info {
-                None => self.info = Some(this),
-                Some(first) if *first != this => {
-                    let (name, theirs, ours) = first_difference(first, &this);
-                    return Err(self.row_error(
-                        row,
-                        name,
-                        &format!(
-                            "`{theirs}` differs from the first row's `{ours}`: a file holds one \
-                             binary (one build-id) of one host; split it by {name}"
-                        ),
-                    ));
+            // Compared in place; a FileInfo is built only for the first row or a mismatch.
+            let same = self.info.as_ref().is_some_and(|f| {
+                f.build_id == bid.value(i)
+                    && f.binary_path == bpath.value(i)
+                    && f.host == host.value(i)
+                    && f.host_class == class.value(i)
+                    && f.recorder == rec.value(i)
+                    && f.window_start_ns == ws.value(i)
+                    && f.window_end_ns == we.value(i)
+                    && f.samples == samples.value(i)
+            });
+            if !same {
+                let this = FileInfo {
+                    build_id: bid.value(i).to_string(),
+                    binary_path: bpath.value(i).to_string(),
+                    host: host.value(i).to_string(),
+                    host_class: class.value(i).to_string(),
+                    recorder: rec.value(i).to_string(),
+                    window_start_ns: ws.value(i),
+                    window_end_ns: we.value(i),
+                    samples: samples.value(i),
+                };
+                match &self.info {
+                    None => self.info = Some(this),
+                    Some(first) => {
+                        let (name, theirs, ours) = first_difference(first, &this);
+                        return Err(self.row_error(
+                            row,
+                            name,
+                            &format!(
+                                "`{theirs}` differs from the first row's `{ours}`: a file holds \
+                                 one binary (one build-id) of one host; split it by {name}"
+                            ),
+                        ));
+                    }
                 }
-                Some(_) => {}
             }
             let Some(k) = RowKind::parse(kind.value(i)) else {
                 return Err(self.row_error(

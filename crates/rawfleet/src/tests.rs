@@ -274,3 +274,34 @@ fn weights_parse_as_thousandths() {
         assert!(parse_weight(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn two_build_ids_inside_one_file_name_the_row_and_column() {
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("two.parquet");
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("kfdo.raw.schema_version".into(), "1".to_string()),
+            KeyValue::new("kfdo.raw.kind".into(), "host".to_string()),
+        ]))
+        .build();
+    let file = std::fs::File::create(&p).unwrap();
+    let mut w = ArrowWriter::try_new(file, crate::schema::arrow_schema(), Some(props)).unwrap();
+    let a = info("h", "", 5, (0, 1));
+    let b = FileInfo {
+        build_id: "cd34".into(),
+        ..a.clone()
+    };
+    let r = [row(RowKind::Range, 1, 2, 3)];
+    w.write(&crate::write::batch(&a, &r).unwrap()).unwrap();
+    w.write(&crate::write::batch(&b, &r).unwrap()).unwrap();
+    w.close().unwrap();
+    let e = read::scan(&p, |_, _| Ok(())).unwrap_err().to_string();
+    assert!(
+        e.contains("two.parquet") && e.contains("row 1") && e.contains("`build_id`") && e.contains("cd34"),
+        "{e}"
+    );
+}

@@ -109,7 +109,7 @@ pub fn write_with_footer(
 }
 
 /// One record batch of `rows`, the per-file columns repeated on each.
-fn batch(info: &FileInfo, rows: &[Row]) -> Result<RecordBatch, RawError> {
+pub(crate) fn batch(info: &FileInfo, rows: &[Row]) -> Result<RecordBatch, RawError> {
     let n = rows.len();
     let text = |v: &str| {
         let mut b = StringBuilder::with_capacity(n, n * v.len());
