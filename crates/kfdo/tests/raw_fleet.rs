@@ -34,7 +34,15 @@ fn fixture() -> &'static Fixture {
         let host_file = dir.join("whole.parquet");
         run_ok(
             kfdo()
-                .args(["profile", "-q", "--host", "whole", "--host-class", "web", "--binary"])
+                .args([
+                    "profile",
+                    "-q",
+                    "--host",
+                    "whole",
+                    "--host-class",
+                    "web",
+                    "--binary",
+                ])
                 .arg(&bin)
                 .arg("--perf-data")
                 .arg(&data)
@@ -73,16 +81,29 @@ fn raw_out_then_from_raw_gives_the_direct_profile() {
                 .arg("-o")
                 .arg(&via),
         );
-        let (a, b) = (std::fs::read(&direct).unwrap(), std::fs::read(&via).unwrap());
+        let (a, b) = (
+            std::fs::read(&direct).unwrap(),
+            std::fs::read(&via).unwrap(),
+        );
         assert!(!a.is_empty());
-        assert!(a == b, "{format}: --from-raw differs from the direct conversion");
+        assert!(
+            a == b,
+            "{format}: --from-raw differs from the direct conversion"
+        );
     }
     let text = dump(&f.host_file);
-    assert!(text.contains("kfdo.raw.kind=host\nkfdo.raw.schema_version=1\n"), "{text}");
+    assert!(
+        text.contains("kfdo.raw.kind=host\nkfdo.raw.schema_version=1\n"),
+        "{text}"
+    );
     let first = text.lines().find(|l| l.starts_with("row\t")).unwrap();
     let cols: Vec<_> = first.split('\t').collect();
     assert_eq!(cols.len(), 13, "{first}");
-    assert_eq!((cols[3], cols[4], cols[5]), ("whole", "web", "emulated"), "{first}");
+    assert_eq!(
+        (cols[3], cols[4], cols[5]),
+        ("whole", "web", "emulated"),
+        "{first}"
+    );
     let (start, end): (i64, i64) = (cols[6].parse().unwrap(), cols[7].parse().unwrap());
     assert!(0 < start && start < end, "window {start}..{end}");
 }
@@ -102,7 +123,16 @@ fn split_then_merge_equals_the_whole_recording() {
     let hosts = d.path().join("hosts");
     run_ok(
         kfdo()
-            .args(["raw", "split", "-q", "--hosts", "9", "--seed", "7", "--no-perturb"])
+            .args([
+                "raw",
+                "split",
+                "-q",
+                "--hosts",
+                "9",
+                "--seed",
+                "7",
+                "--no-perturb",
+            ])
             .args(["--classes", "web,db", "--binary"])
             .arg(&f.bin)
             .arg("--perf-data")
@@ -115,7 +145,13 @@ fn split_then_merge_equals_the_whole_recording() {
     let msg = String::from_utf8_lossy(&o.stderr);
     assert!(msg.contains("kept from 9 host(s)"), "{msg}");
     let whole = d.path().join("whole-merged.parquet");
-    run_ok(kfdo().arg("merge-raw").arg(&f.host_file).arg("-o").arg(&whole));
+    run_ok(
+        kfdo()
+            .arg("merge-raw")
+            .arg(&f.host_file)
+            .arg("-o")
+            .arg(&whole),
+    );
     let (a, b) = (content(&dump(&merged)), content(&dump(&whole)));
     assert!(a.lines().count() > 20, "{a}");
     assert!(a == b, "split+merge differs from the whole recording");
@@ -129,7 +165,13 @@ fn split_is_seeded_and_caps_hosts() {
         run_ok(
             kfdo()
                 .args(["raw", "split", "-q", "--hosts", "200", "--seed", "11"])
-                .args(["--classes", "web,batch,db", "--host-prefix", "web", "--binary"])
+                .args([
+                    "--classes",
+                    "web,batch,db",
+                    "--host-prefix",
+                    "web",
+                    "--binary",
+                ])
                 .arg(&f.bin)
                 .arg("--perf-data")
                 .arg(&f.data)
@@ -145,9 +187,18 @@ fn split_is_seeded_and_caps_hosts() {
         .map(|e| e.unwrap().file_name())
         .collect();
     names.sort();
-    assert!(names.iter().any(|n| n.to_string_lossy().ends_with("-2.parquet")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.to_string_lossy().ends_with("-2.parquet")),
+        "{names:?}"
+    );
     for n in &names {
-        assert_eq!(dump(&x.join(n)), dump(&y.join(n)), "{n:?} differs between runs");
+        assert_eq!(
+            dump(&x.join(n)),
+            dump(&y.join(n)),
+            "{n:?} differs between runs"
+        );
     }
     let capped = d.path().join("capped.parquet");
     let o = run_ok(
@@ -177,7 +228,12 @@ fn info(host: &str, class: &str, samples: i64) -> FileInfo {
 
 fn rows(v: &[(RowKind, i64, i64, i64)]) -> Vec<Row> {
     v.iter()
-        .map(|&(kind, from, to, count)| Row { kind, from, to, count })
+        .map(|&(kind, from, to, count)| Row {
+            kind,
+            from,
+            to,
+            count,
+        })
         .collect()
 }
 
@@ -188,15 +244,34 @@ fn merge_raw_caps_then_weighs_exactly() {
     let put = |name: &str, i: FileInfo, r: &[(RowKind, i64, i64, i64)]| {
         write_file(&d.path().join(name), &FileKind::Host, &i, rows(r)).unwrap();
     };
-    put("a1.parquet", info("a", "web", 900), &[(Range, 16, 32, 700), (Branch, 32, 16, 9)]);
-    put("a2.parquet", info("a", "web", 300), &[(Range, 16, 32, 200), (Ip, 40, 40, 5)]);
-    put("b.parquet", info("b", "batch", 100), &[(Range, 16, 32, 99), (Branch, 32, 16, 2)]);
+    put(
+        "a1.parquet",
+        info("a", "web", 900),
+        &[(Range, 16, 32, 700), (Branch, 32, 16, 9)],
+    );
+    put(
+        "a2.parquet",
+        info("a", "web", 300),
+        &[(Range, 16, 32, 200), (Ip, 40, 40, 5)],
+    );
+    put(
+        "b.parquet",
+        info("b", "batch", 100),
+        &[(Range, 16, 32, 99), (Branch, 32, 16, 2)],
+    );
     let out = d.path().join("m.parquet");
     run_ok(
         kfdo()
             .arg("merge-raw")
             .arg(d.path())
-            .args(["--host-cap", "400", "--weight", "web=2", "--weight", "batch=0.333"])
+            .args([
+                "--host-cap",
+                "400",
+                "--weight",
+                "web=2",
+                "--weight",
+                "batch=0.333",
+            ])
             .arg("-o")
             .arg(&out),
     );
@@ -209,9 +284,18 @@ fn merge_raw_caps_then_weighs_exactly() {
         "kfdo.raw.files=3\nkfdo.raw.hosts=2\nkfdo.raw.kind=merged\nkfdo.raw.schema_version=1\n\
          {}{prefix}\tbranch\t32\t16\t6\n{prefix}\tip\t40\t40\t2\n{prefix}\trange\t16\t32\t630\n",
         [
-            "build_id utf8", "binary_path utf8", "host utf8", "host_class utf8", "recorder utf8",
-            "window_start_ns int64", "window_end_ns int64", "samples int64", "kind utf8",
-            "from int64", "to int64", "count int64",
+            "build_id utf8",
+            "binary_path utf8",
+            "host utf8",
+            "host_class utf8",
+            "recorder utf8",
+            "window_start_ns int64",
+            "window_end_ns int64",
+            "samples int64",
+            "kind utf8",
+            "from int64",
+            "to int64",
+            "count int64",
         ]
         .iter()
         .map(|c| format!("column {c} not null\n"))
@@ -225,7 +309,10 @@ fn fails(args: &[&std::ffi::OsStr], out: &Path) -> String {
     let o = kfdo().args(args).output().unwrap();
     let e = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.starts_with("kfdo: error: ") && !e.contains("panicked"), "{e}");
+    assert!(
+        e.starts_with("kfdo: error: ") && !e.contains("panicked"),
+        "{e}"
+    );
     assert!(!out.exists(), "{} was written: {e}", out.display());
     let dir = out.parent().unwrap();
     let tmp: Vec<_> = std::fs::read_dir(dir)
@@ -267,10 +354,16 @@ fn bad_inputs_name_the_file_and_write_nothing() {
     let r = rows(&[(RowKind::Range, 16, 32, 1)]);
     write_with_footer(&v2, &meta, &info("h", "", 1), &r).unwrap();
     let e = merge(&[&v2], &[]);
-    assert!(e.contains("v2.parquet") && e.contains("schema version 2"), "{e}");
+    assert!(
+        e.contains("v2.parquet") && e.contains("schema version 2"),
+        "{e}"
+    );
     // --skip-bad drops both and says so; nothing left is an error too.
     let e = merge(&[&cut, &v2], &["--skip-bad"]);
-    assert!(e.contains("no input file left") && e.contains("2 were unreadable"), "{e}");
+    assert!(
+        e.contains("no input file left") && e.contains("2 were unreadable"),
+        "{e}"
+    );
     // Mixed build-ids without --build-id.
     let other = d.path().join("other.parquet");
     write_file(&other, &FileKind::Host, &info("h", "", 1), r.clone()).unwrap();
@@ -302,8 +395,15 @@ fn bad_inputs_name_the_file_and_write_nothing() {
     );
     let id = |b: &Path| {
         let bin = kfdo_elf::Binary::open(b).unwrap();
-        bin.build_id().unwrap().iter().map(|x| format!("{x:02x}")).collect::<String>()
+        bin.build_id()
+            .unwrap()
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
     };
-    assert!(e.contains("whole.parquet") && e.contains(&id(&f.bin)) && e.contains(&id(&other_bin)), "{e}");
+    assert!(
+        e.contains("whole.parquet") && e.contains(&id(&f.bin)) && e.contains(&id(&other_bin)),
+        "{e}"
+    );
     let _ = &f.dir;
 }

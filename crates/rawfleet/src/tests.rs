@@ -301,7 +301,10 @@ fn two_build_ids_inside_one_file_name_the_row_and_column() {
     w.close().unwrap();
     let e = read::scan(&p, |_, _| Ok(())).unwrap_err().to_string();
     assert!(
-        e.contains("two.parquet") && e.contains("row 1") && e.contains("`build_id`") && e.contains("cd34"),
+        e.contains("two.parquet")
+            && e.contains("row 1")
+            && e.contains("`build_id`")
+            && e.contains("cd34"),
         "{e}"
     );
 }
