@@ -3,7 +3,7 @@
 # Spark job (fleet/merge_raw.py, Spark local[2]), measured side by side (interleaved
 # rounds, medians).
 #
-#   bash benches/fleet_merge.sh [ROUNDS] [HOSTS]
+#   bash benches/fleet_merge.sh [ROUNDS] [HOSTS] [LARGE_FILES] [LARGE_ROWS]
 #
 # Fleet: three real programs (tests/programs lz, interp, shapes; clang-19 -O2 -g, as the
 # tests build them), each recorded once under `kfdo record --method emulated` (32-entry
@@ -19,11 +19,21 @@
 # and sampled every 50 ms; kfdo's is one process. The Spark job's own phase timings
 # (JVM start, footer pass, data pass + aggregation, write) are printed too: the data
 # pass alone is what scales with a cluster. Every round also checks that both outputs
-# dump identically (`kfdo raw dump`). Not a test: it prints.
+# dump identically (`kfdo raw dump`).
+#
+# The test programs' hot code is small, so their host files hold tens of rows and
+# per-file costs dominate. A third configuration, "large", merges LARGE_FILES (default 16)
+# synthetic host files of LARGE_ROWS (default 250000) distinct keys each
+# (benches/fleet_synth.py, seeded), the size an hour of LBR sampling of a big server
+# binary gives: per-row throughput. KFDO_BENCH_CONFIGS picks configurations (default
+# "filtered plain large"). Not a test: it prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 HOSTS=${2:-600}
+LARGE_FILES=${3:-16}
+LARGE_ROWS=${4:-250000}
+CONFIGS=${KFDO_BENCH_CONFIGS:-filtered plain large}
 WORK=${KFDO_BENCH_DIR:-/tmp/kfdo-bench-fleet}
 KFDO=${KFDO_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/release/kfdo}
 VENV=${KFDO_PYSPARK_VENV:-$HOME/.cache/kfdo/pyspark-venv}
@@ -60,6 +70,12 @@ CAP=$(for f in "$WORK"/hosts/lz/*.parquet; do
         "$KFDO" raw dump "$f" | awk -F'\t' '/^row\t/ { print $4, $9; exit }'
       done | awk '{ s[$1] += $2 } END { for (h in s) print s[h] }' | sort -n \
       | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+if [ "$(cat "$WORK/synth.params" 2>/dev/null)" != "$LARGE_FILES $LARGE_ROWS" ]; then
+  rm -rf "$WORK/synth"
+  echo "writing $LARGE_FILES synthetic host files of $LARGE_ROWS rows..."
+  "$VENV/bin/python" benches/fleet_synth.py "$WORK/synth" "$LARGE_FILES" "$LARGE_ROWS" 1
+  echo "$LARGE_FILES $LARGE_ROWS" > "$WORK/synth.params"
+fi
 echo "fleet: $FILES files ($LZ_FILES of lz), $((BYTES / 1024)) KiB, in $WORK/hosts"
 
 # One run of CMD...: "seconds peak_rss_kib", the peak summed over its process tree.
@@ -104,16 +120,17 @@ PY
 }
 
 FILTERED=(--build-id "$LZ_BID" --host-cap "$CAP" --weight web=2 --weight db=0.5)
-declare -A CONFIG=([filtered]="$WORK/hosts ${FILTERED[*]}" [plain]="$WORK/hosts/lz")
+declare -A CONFIG=([filtered]="$WORK/hosts ${FILTERED[*]}" [plain]="$WORK/hosts/lz"
+                  [large]="$WORK/synth --host-cap 2000000000 --weight db=0.5")
 RESULTS="$WORK/results.txt"
 : > "$RESULTS"
 
 for round in $(seq 1 "$ROUNDS"); do
-  for config in filtered plain; do
+  for config in $CONFIGS; do
     # shellcheck disable=SC2086
     set -- ${CONFIG[$config]}
     # Input files in the page cache for both sides.
-    cat "$WORK"/hosts/*/*.parquet > /dev/null
+    cat "$WORK"/hosts/*/*.parquet "$WORK"/synth/*.parquet > /dev/null
     k=$(STDERR_TO="$WORK/kfdo.err" measure_tree "$KFDO" merge-raw "$@" -o "$WORK/$config.kfdo.parquet")
     s=$(STDERR_TO="$WORK/spark.err" measure_tree "$VENV/bin/python" fleet/merge_raw.py \
           --master 'local[2]' "$@" -o "$WORK/$config.spark.parquet")
@@ -140,8 +157,10 @@ for line in open(path):
     else:
         runs.setdefault((f[0], f[1]), []).append((float(f[2]), int(f[3]), f[4] if len(f) > 4 else ""))
 print(f"\nmedians over {len(next(iter(runs.values())))} interleaved rounds "
-      f"(fleet: {files} files, {size / 1e6:.1f} MB)")
-for config in ("filtered", "plain"):
+      f"(recorded fleet: {files} files, {size / 1e6:.1f} MB)")
+for config in ("filtered", "plain", "large"):
+    if config not in rows_in:
+        continue
     n = rows_in[config]
     k = statistics.median(t for t, _, _ in runs[(config, "kfdo")])
     s = statistics.median(t for t, _, _ in runs[(config, "spark")])
