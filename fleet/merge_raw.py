@@ -234,9 +234,11 @@ def check_schema(schema: pa.Schema) -> Optional[str]:
     return None
 
 
-def read_footer(path: str) -> FileInfo:
+def read_footer(path: str, full: bool) -> FileInfo:
     """Metadata and first row of one file; an unreadable file gets .error, never raises
-    (the driver decides between failing and --skip-bad)."""
+    (the driver decides between failing and --skip-bad). With `full` (--skip-bad), every
+    row is checked too, so that a file damaged past its first row is dropped here, as
+    kfdo merge-raw's first pass drops it, and not found bad after the selection."""
     info = FileInfo(path)
     try:
         fs, p = open_fs(path)
@@ -275,6 +277,11 @@ def read_footer(path: str) -> FileInfo:
                 # which only its rows do. Treated as unreadable.
                 info.error = "no rows"
                 return info
+            if full:
+                why = bad_rows(pf.read())
+                if why:
+                    info.error = why
+                    return info
             first = next(pf.iter_batches(batch_size=1, columns=FILE_COLUMNS)).to_pylist()[0]
     except Exception as e:  # noqa: BLE001 - any reader failure is "unreadable", named
         info.error = f"unreadable Parquet: {e}"
@@ -287,12 +294,12 @@ def read_footer(path: str) -> FileInfo:
     return info
 
 
-def read_footers(spark, files: list[str]) -> list[FileInfo]:
+def read_footers(spark, files: list[str], full: bool) -> list[FileInfo]:
     """The footer pass, spread over the executors, in input order."""
     sc = spark.sparkContext
     slices = max(1, min(len(files), sc.defaultParallelism * 4))
     # Plain dicts cross the wire: a dataclass of __main__ does not unpickle in a worker.
-    found = sc.parallelize(files, slices).map(lambda p: vars(read_footer(p))).collect()
+    found = sc.parallelize(files, slices).map(lambda p: vars(read_footer(p, full))).collect()
     return [FileInfo(**d) for d in found]
 
 
@@ -380,12 +387,14 @@ def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             try:
                 fs, p = open_fs(path)
                 with fs.open_input_file(p) as f:
-                    table = pq.read_table(f, columns=["kind", "from", "to", "count"])
+                    # Every column: the per-file ones are checked to be constant.
+                    table = pq.read_table(f)
             except Exception as e:  # noqa: BLE001 - named for the driver
                 raise RuntimeError(f"{ERROR_MARK}{path}: unreadable Parquet: {e}") from e
             why = bad_rows(table)
             if why:
                 raise RuntimeError(f"{ERROR_MARK}{path}: {why}")
+            table = table.select(["kind", "from", "to", "count"])
             for batch in table.combine_chunks().to_batches():
                 m = batch.num_rows
                 yield pa.RecordBatch.from_arrays(
@@ -396,20 +405,29 @@ def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 def bad_rows(table: pa.Table) -> Optional[str]:
-    """Why a file's count rows break the contract, or None (checked whole-column)."""
+    """Why a file's rows break the contract, or None: the checks kfdo's reader makes on
+    every row (whole-column here)."""
     import pyarrow.compute as pc
 
-    for name in ("kind", "from", "to", "count"):
+    for name in table.column_names:
         if table.column(name).null_count:
-            return f"column {name!r} has nulls"
+            return f"column {name!r} has nulls; every column is NOT NULL"
+    if table.num_rows == 0:
+        return None
+    for name in FILE_COLUMNS:
+        if len(pc.unique(table.column(name))) > 1:
+            return (f"column {name!r} is not the same on every row: a file holds one "
+                    f"binary (one build-id) of one host; split it by {name}")
     if not pc.all(pc.is_in(table.column("kind"),
                            value_set=pa.array(["range", "branch", "ip"]))).as_py():
         return "a row's kind is not range, branch or ip"
-    if table.num_rows and pc.min(table.column("count")).as_py() <= 0:
+    if pc.min(table.column("count")).as_py() <= 0:
         return "a row's count is not > 0"
+    if pc.min(table.column("samples")).as_py() < 0:
+        return "samples is negative"
     for name in ("from", "to"):
-        if table.num_rows and pc.min(table.column(name)).as_py() < 0:
-            return f"a row's {name!r} is negative"
+        if pc.min(table.column(name)).as_py() < 0:
+            return f"a row's {name!r} is negative (addresses are offsets >= 0)"
     return None
 
 
@@ -561,7 +579,7 @@ def run(opts: Options) -> None:
     spark = spark_session(opts.master)
     clock.lap("start")
     try:
-        infos = read_footers(spark, files)
+        infos = read_footers(spark, files, opts.skip_bad)
         clock.lap("footers")
         sel = select(infos, opts)
         try:
