@@ -544,7 +544,11 @@ def spark_session(master: Optional[str]):
     from pyspark.sql import SparkSession
 
     conf = SparkConf()
-    if master is not None or not conf.contains("spark.master"):
+    # spark-submit starts the JVM first and hands its gateway to this process; its
+    # --master is in the JVM's conf then, which a SparkConf made before the context
+    # cannot see yet: decide by the gateway, not by conf.contains("spark.master").
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is not None or not submitted:
         # Run directly (not by spark-submit): local, and the workers must be this very
         # interpreter (it has pyarrow), not whatever `python3` is on PATH.
         conf.setMaster(master or "local[2]")
@@ -577,6 +581,7 @@ def run(opts: Options) -> None:
     clock = Clock()
     files = list_inputs(opts.inputs)
     spark = spark_session(opts.master)
+    master = spark.sparkContext.master
     clock.lap("start")
     try:
         infos = read_footers(spark, files, opts.skip_bad)
@@ -601,7 +606,7 @@ def run(opts: Options) -> None:
     print(f"merge-raw: kept {len(sel.kept)} files of {len({i.host for i in sel.kept})} hosts; "
           f"dropped: {format_dropped(sel.dropped)}; rows in {rows_in}, "
           f"rows out {table.num_rows}; wrote {opts.output}", file=sys.stderr)
-    print(f"merge-raw: seconds: {clock}", file=sys.stderr)
+    print(f"merge-raw: seconds: {clock} (Spark master {master})", file=sys.stderr)
 
 
 class Clock:
