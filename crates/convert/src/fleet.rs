@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use kfdo_aggregate::collect::CollectStats;
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::RawProfile;
 use kfdo_rawfleet::schema::{FileInfo, RowKind, RECORDER_IP};
@@ -119,12 +120,13 @@ pub fn parquet_recorder(path: &Path) -> Result<String, ProfileError> {
     Ok(r.info().map(|i| i.recorder.clone()).unwrap_or_default())
 }
 
-/// `--from-raw`: a raw file's counts, if it is of this very binary.
+/// `--from-raw`: a raw file's counts, if it is of this very binary, and its samples as
+/// an input's statistics.
 pub(crate) fn read_parquet(
     req: &ProfileRequest,
     path: &Path,
     bin: &kfdo_elf::Binary,
-) -> Result<RawProfile, ProfileError> {
+) -> Result<(RawProfile, CollectStats), ProfileError> {
     let ours = rows::build_id_hex(bin);
     let base = bin.preferred_base();
     let mut raw = RawProfile::default();
@@ -167,5 +169,14 @@ pub(crate) fn read_parquet(
             summary.info.recorder
         )));
     }
-    Ok(raw)
+    // The file's samples stand for the recording's in the summary.
+    let samples = summary.info.samples.max(0) as u64;
+    let stats = CollectStats {
+        input: path.display().to_string(),
+        samples,
+        samples_used: samples,
+        samples_in_binary: samples,
+        ..Default::default()
+    };
+    Ok((raw, stats))
 }

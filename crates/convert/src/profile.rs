@@ -300,7 +300,11 @@ pub(crate) fn collect(
                 inputs.push(s);
             }
             Input::Raw(p) => raw.merge(RawProfile::read_text(p, bin.preferred_base())?),
-            Input::Parquet(p) => raw.merge(crate::fleet::read_parquet(req, p, bin)?),
+            Input::Parquet(p) => {
+                let (r, s) = crate::fleet::read_parquet(req, p, bin)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
         }
     }
     Ok((raw, inputs))

@@ -108,6 +108,55 @@ fn raw_out_then_from_raw_gives_the_direct_profile() {
     assert!(0 < start && start < end, "window {start}..{end}");
 }
 
+/// IP-only counts are rows of kind `ip`, recorder `ip`; `--from-raw` converts them as
+/// `--ip-only` without being told, to the direct conversion's bytes.
+#[test]
+fn ip_only_round_trip() {
+    let f = fixture();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("ip.parquet");
+    let (direct, via) = (d.path().join("direct.txt"), d.path().join("via.txt"));
+    let profile = |extra: &[&str], out: &Path, input: (&str, &Path)| {
+        run_ok(
+            kfdo()
+                .args(["profile", "-q", "--binary"])
+                .arg(&f.bin)
+                .args(extra)
+                .arg(input.0)
+                .arg(input.1)
+                .arg(if out.extension().is_some_and(|x| x == "parquet") {
+                    "--raw-out"
+                } else {
+                    "-o"
+                })
+                .arg(out),
+        );
+    };
+    profile(
+        &["--ip-only", "--host", "h"],
+        &file,
+        ("--perf-data", &f.data),
+    );
+    profile(
+        &["--ip-only", "--format", "text"],
+        &direct,
+        ("--perf-data", &f.data),
+    );
+    profile(&["--format", "text"], &via, ("--from-raw", &file));
+    assert_eq!(
+        std::fs::read(&direct).unwrap(),
+        std::fs::read(&via).unwrap()
+    );
+    let text = dump(&file);
+    let rows: Vec<_> = text.lines().filter(|l| l.starts_with("row\t")).collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|l| l.contains("\tip\t") && l.split('\t').nth(5) == Some("ip")),
+        "{text}"
+    );
+}
+
 /// The dump less the lines that count hosts and files (a split has many, the whole one).
 fn content(dump: &str) -> String {
     dump.lines()

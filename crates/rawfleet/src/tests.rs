@@ -255,7 +255,7 @@ fn empty_directory_is_an_error_naming_it() {
     let empty = d.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let e = merge(
-        &[empty.clone()],
+        std::slice::from_ref(&empty),
         &MergeOptions::default(),
         &d.path().join("m.parquet"),
     )
