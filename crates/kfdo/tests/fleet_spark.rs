@@ -79,7 +79,8 @@ struct Fleet {
 fn fleet() -> &'static Fleet {
     static FLEET: OnceLock<Fleet> = OnceLock::new();
     FLEET.get_or_init(|| {
-        let root = std::env::temp_dir().join(format!("kfdo-fleet-spark-{}", std::process::id()));
+        // Under cargo's per-target temp dir, replaced by each run (as profile_tools does).
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fleet_spark");
         let _ = std::fs::remove_dir_all(&root);
         let bins = root.join("bin");
         std::fs::create_dir_all(&bins).unwrap();
