@@ -17,7 +17,10 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # aarch64: Debian's cross sysroot (clang-19 --target=aarch64-linux-gnu links
           # against it; qemu-aarch64 -L /usr/aarch64-linux-gnu runs the result), and
           # qemu-system-aarch64 for arm64 kernels.
-          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+          gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+          # The fleet Spark job (fleet/merge_raw.py): Spark 3.5 runs on Java 17; its
+          # pyspark venv is made by install-pyspark.sh below.
+          openjdk-17-jre-headless python3-venv)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -28,13 +31,15 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "install-deps: done"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+# The fleet Spark job's Python environment (a venv with pinned pyspark[sql]).
+bash "$(dirname "$0")/install-pyspark.sh"

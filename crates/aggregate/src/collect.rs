@@ -44,6 +44,12 @@ pub struct CollectStats {
     pub branch_records: u64,
     pub dropped_range_count: u64,
     pub mapped_by_build_id: bool,
+    /// Earliest and latest sample time of the recording (perf clock, ns; any process),
+    /// perf.data only: the recording's time window (fleet raw files carry it).
+    pub first_time: Option<u64>,
+    pub last_time: Option<u64>,
+    /// The file name the recording mapped the binary under (the first match).
+    pub mapped_as: Option<String>,
     /// Executable files mapped in the recording (for "no samples" errors).
     #[serde(skip)]
     pub mapped_files: Vec<String>,
@@ -54,6 +60,7 @@ enum Event<'a> {
     Sample {
         pid: u32,
         ip: u64,
+        time: u64,
         branches: kfdo_perf::BranchStack<'a>,
     },
     Mmap {
@@ -80,6 +87,7 @@ fn event<'a>(r: Record<'a>) -> Event<'a> {
         Record::Sample(s) => Event::Sample {
             pid: s.pid,
             ip: s.ip,
+            time: s.time,
             branches: s.branch_stack,
         },
         Record::Mmap(m) => Event::Mmap {
@@ -147,6 +155,9 @@ impl<'t> Mappings<'t> {
         }
         let delta = match self.target.matches(filename, build_id) {
             Match::Yes => {
+                if self.stats.mapped_as.is_none() {
+                    self.stats.mapped_as = Some(filename.to_string());
+                }
                 self.stats.mapped_by_build_id |=
                     build_id.is_some() && self.target.build_id.is_some();
                 self.target.mapping_delta(filename, start, pgoff)
@@ -233,6 +244,10 @@ fn map_perf_data(
                 .flatten()
         })
     };
+    let has_time = data
+        .attrs()
+        .iter()
+        .all(|a| a.sample_type & kfdo_perf::consts::sample::TIME != 0);
     let mut m = Mappings::new(target, path);
     for mut chunk in data.record_chunks(n_chunks) {
         let mut released = chunk.position();
@@ -240,7 +255,15 @@ fn map_perf_data(
             let (offset, rec) = rec?;
             m.pos = offset;
             match event(rec) {
-                Event::Sample { .. } => m.samples += 1,
+                Event::Sample { time, .. } => {
+                    m.samples += 1;
+                    // Without PERF_SAMPLE_TIME every time reads 0: no window then.
+                    if has_time {
+                        let s = &mut m.stats;
+                        s.first_time = Some(s.first_time.map_or(time, |t| t.min(time)));
+                        s.last_time = Some(s.last_time.map_or(time, |t| t.max(time)));
+                    }
+                }
                 Event::Mmap {
                     pid,
                     start,
@@ -279,10 +302,22 @@ fn map_perf_data(
 pub fn for_each_sample(
     path: &Path,
     target: &TargetBinary,
+    f: impl FnMut(&kfdo_perf::Sample<'_>, View<'_>),
+) -> Result<CollectStats, AggregateError> {
+    for_each_sample_with(path, target, |_| {}, f)
+}
+
+/// [`for_each_sample`] that first tells `start` what the mapping pass found (the number
+/// of samples, say, for a reader that splits them into parts).
+pub fn for_each_sample_with(
+    path: &Path,
+    target: &TargetBinary,
+    start: impl FnOnce(&CollectStats),
     mut f: impl FnMut(&kfdo_perf::Sample<'_>, View<'_>),
 ) -> Result<CollectStats, AggregateError> {
     let data = PerfData::open(path)?;
     let (spaces, stats) = map_perf_data(&data, path, target, 1)?;
+    start(&stats);
     let mut records = data.records();
     let mut released = 0;
     while let Some(rec) = records.next_with_offset() {
@@ -326,7 +361,10 @@ pub fn collect_perf_data(
             let mut released = chunk.position();
             while let Some(rec) = chunk.next_with_offset() {
                 let (offset, rec) = rec?;
-                if let Event::Sample { pid, ip, branches } = event(rec) {
+                if let Event::Sample {
+                    pid, ip, branches, ..
+                } = event(rec)
+                {
                     let entries = branches.iter().map(|e| (e.from, e.to));
                     count_sample(
                         &mut raw,

@@ -9,6 +9,7 @@
 
 mod arch_check;
 mod bolt;
+mod fleet;
 mod gcov;
 mod profile;
 mod propeller;
@@ -16,6 +17,7 @@ mod show;
 mod show_bb_addr_map;
 
 pub use bolt::BoltSummary;
+pub use fleet::{parquet_recorder, write_raw_parquet, RawOut, RawOutOutcome};
 pub use gcov::gcc_major_on_path;
 pub use profile::{
     profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,

@@ -21,12 +21,14 @@ pub enum Input {
     PerfScript(PathBuf),
     /// A raw aggregate (`kfdo profile --raw`, `llvm-profgen --skip-symbolization`).
     Raw(PathBuf),
+    /// A raw Parquet file (`kfdo profile --raw-out`, `kfdo merge-raw`) of this binary.
+    Parquet(PathBuf),
 }
 
 impl Input {
     pub fn path(&self) -> &Path {
         match self {
-            Input::PerfData(p) | Input::PerfScript(p) | Input::Raw(p) => p,
+            Input::PerfData(p) | Input::PerfScript(p) | Input::Raw(p) | Input::Parquet(p) => p,
         }
     }
 }
@@ -153,6 +155,8 @@ pub enum ProfileError {
     Output(#[from] kfdo_outfile::OutputError),
     #[error(transparent)]
     Bolt(#[from] kfdo_layout::BoltError),
+    #[error(transparent)]
+    Raw(#[from] kfdo_rawfleet::RawError),
     #[error(transparent)]
     Propeller(#[from] kfdo_layout::propeller::PropellerError),
 }
@@ -296,6 +300,11 @@ pub(crate) fn collect(
                 inputs.push(s);
             }
             Input::Raw(p) => raw.merge(RawProfile::read_text(p, bin.preferred_base())?),
+            Input::Parquet(p) => {
+                let (r, s) = crate::fleet::read_parquet(req, p, bin)?;
+                raw.merge(r);
+                inputs.push(s);
+            }
         }
     }
     Ok((raw, inputs))

@@ -28,6 +28,11 @@ enum Command {
     Show(cmd::show::Args),
     /// Merge AutoFDO sample profiles (weighted), as `llvm-profdata merge --sample`.
     Merge(cmd::merge::Args),
+    /// Merge hosts' raw Parquet files (`profile --raw-out`) into one: by release, time
+    /// window, with host caps and class weights.
+    MergeRaw(cmd::merge_raw::Args),
+    /// Raw Parquet files: canonical dump; split a recording into a simulated fleet.
+    Raw(cmd::raw::Args),
     /// Similarity of two sample profiles, as `llvm-profdata overlap --sample`.
     Overlap(cmd::overlap::Args),
     /// What changed between two profiles; with --binary, how stale OLD is for a new build.
@@ -53,6 +58,8 @@ fn main() {
         Command::Profile(a) => cmd::profile::run(a, &global),
         Command::Show(a) => cmd::show::run(a, &global),
         Command::Merge(a) => cmd::merge::run(a, &global),
+        Command::MergeRaw(a) => cmd::merge_raw::run(a, &global),
+        Command::Raw(a) => cmd::raw::run(a, &global),
         Command::Overlap(a) => cmd::overlap::run(a, &global),
         Command::Diff(a) => cmd::diff::run(a, &global),
         Command::Record(a) => cmd::record::run(a, &global),

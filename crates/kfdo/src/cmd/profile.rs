@@ -3,10 +3,10 @@
 
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["perf_data", "perf_script", "raw_in"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["perf_data", "perf_script", "raw_in", "from_raw"])))]
 pub struct Args {
     /// The profiled binary (for --kernel: the vmlinux), with DWARF debug info.
     #[arg(long, value_name = "BIN")]
@@ -20,10 +20,25 @@ pub struct Args {
     /// Raw profiles written by `kfdo profile --raw` or `llvm-profgen --skip-symbolization`.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     raw_in: Vec<PathBuf>,
+    /// Raw Parquet files (`--raw-out`, `kfdo merge-raw`) of BIN's build-id; the recorder
+    /// `ip` converts as --ip-only.
+    #[arg(long, value_name = "FILE.parquet", num_args = 1..)]
+    from_raw: Vec<PathBuf>,
     /// Where to write the profile (--format propeller: the prefix of OUT_cc_profile.txt
     /// and OUT_ld_profile.txt).
-    #[arg(long, short, value_name = "OUT")]
-    output: PathBuf,
+    #[arg(long, short, value_name = "OUT", required_unless_present = "raw_out")]
+    output: Option<PathBuf>,
+    /// Instead of a profile, write the unsymbolized counts as one host's raw Parquet file
+    /// (for `kfdo merge-raw`): keyed by BIN's build-id, with host, time window, samples
+    /// and recorder (lbr, brs, brbe, emulated; ip with --ip-only).
+    #[arg(long, value_name = "FILE.parquet", conflicts_with_all = ["output", "raw", "format"])]
+    raw_out: Option<PathBuf>,
+    /// --raw-out: the host column (default: this machine's hostname).
+    #[arg(long, value_name = "NAME", requires = "raw_out")]
+    host: Option<String>,
+    /// --raw-out: the host class, for `kfdo merge-raw --weight CLASS=W` (default: "").
+    #[arg(long, value_name = "CLASS", requires = "raw_out", default_value = "")]
+    host_class: String,
     /// Output format: an AutoFDO sample profile (LLVM text, extbinary; GCC's gcov),
     /// BOLT's fdata, or Propeller's profiles (BIN built with -fbasic-block-address-map).
     #[arg(long, value_enum, default_value_t = OutFormat::Extbinary)]
@@ -81,6 +96,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             .build_global()
             .map_err(|e| anyhow::anyhow!("--threads {n}: {e}"))?;
     }
+    let mut ip_only = a.ip_only;
+    for p in &a.from_raw {
+        // A file of IP samples converts as --ip-only without being told.
+        ip_only |= kfdo_convert::parquet_recorder(p)? == "ip";
+    }
     let inputs: Vec<Input> = a
         .perf_data
         .iter()
@@ -88,7 +108,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         .map(Input::PerfData)
         .chain(a.perf_script.iter().cloned().map(Input::PerfScript))
         .chain(a.raw_in.iter().cloned().map(Input::Raw))
+        .chain(a.from_raw.iter().cloned().map(Input::Parquet))
         .collect();
+    let output = a.output.clone().unwrap_or_default();
     let req = ProfileRequest {
         format: if a.raw {
             OutputFormat::Raw
@@ -103,12 +125,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         },
         gcc_version: a.gcc_version,
         kernel: a.kernel,
-        ip_only: a.ip_only,
+        ip_only,
         pids: a.pid.clone(),
         binary_name: a.binary_name.clone(),
         modules: a.module.clone(),
-        ..ProfileRequest::new(&a.binary, inputs, &a.output)
+        ..ProfileRequest::new(&a.binary, inputs, &output)
     };
+    if let Some(path) = &a.raw_out {
+        return raw_out(&a, &req, path, g);
+    }
     let spinner = g.progress(None, "reading");
     let outcome = kfdo_convert::profile(&req, &mut |p| {
         spinner.set_message(format!("reading {}", p.display()))
@@ -126,7 +151,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             a.binary.display(),
             b.records,
             summary.functions,
-            a.output.display(),
+            output.display(),
             summary.seconds,
             b.traces,
             b.invalid_traces,
@@ -177,7 +202,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         } else {
             format!(", {} functions", summary.functions)
         },
-        a.output.display(),
+        output.display(),
         summary.format,
         summary.seconds
     ));
@@ -191,4 +216,53 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
     Ok(0)
+}
+
+/// `--raw-out`: one host's raw Parquet file instead of a profile.
+fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::Result<i32> {
+    let host = match &a.host {
+        Some(h) => h.clone(),
+        None => this_hostname().ok_or_else(|| {
+            anyhow::anyhow!("cannot tell this machine's hostname: give --host NAME")
+        })?,
+    };
+    let out = kfdo_convert::RawOut {
+        path: path.to_path_buf(),
+        host,
+        host_class: a.host_class.clone(),
+    };
+    let spinner = g.progress(None, "reading");
+    let outcome = kfdo_convert::write_raw_parquet(req, &out, &mut |p| {
+        spinner.set_message(format!("reading {}", p.display()))
+    });
+    spinner.finish_and_clear();
+    let o = outcome?;
+    g.info(format!(
+        "kfdo profile: {} samples of {} (build-id {}, recorder {}) on host {} -> {} rows -> {} \
+         in {:.2}s",
+        o.samples,
+        a.binary.display(),
+        if o.build_id.is_empty() {
+            "none"
+        } else {
+            &o.build_id
+        },
+        o.recorder,
+        o.host,
+        o.rows,
+        o.output,
+        o.seconds
+    ));
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&o)?);
+    }
+    Ok(0)
+}
+
+fn this_hostname() -> Option<String> {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
 }

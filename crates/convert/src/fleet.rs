@@ -1,0 +1,182 @@
+//! Raw Parquet files (`kfdo-rawfleet`) in and out of a conversion: `kfdo profile
+//! --raw-out` writes the counts the converter collects, keyed by the binary's build-id,
+//! with the host, window, samples and recorder; `--from-raw` reads them back (after a
+//! fleet merge, say) into the same [`RawProfile`] a direct conversion builds, so every
+//! output format follows unchanged.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use kfdo_aggregate::collect::CollectStats;
+use kfdo_aggregate::target::TargetBinary;
+use kfdo_aggregate::RawProfile;
+use kfdo_rawfleet::schema::{FileInfo, RowKind, RECORDER_IP};
+use kfdo_rawfleet::write::{write_file, FileKind};
+use kfdo_rawfleet::{profile as rows, read};
+
+use crate::profile::{Input, ProfileError, ProfileRequest};
+
+/// Where and as whom to write a host file.
+#[derive(Clone, Debug)]
+pub struct RawOut {
+    pub path: PathBuf,
+    pub host: String,
+    pub host_class: String,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RawOutOutcome {
+    pub output: String,
+    pub build_id: String,
+    pub binary_path: String,
+    pub host: String,
+    pub recorder: String,
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    pub samples: i64,
+    pub rows: usize,
+    pub seconds: f64,
+}
+
+/// `kfdo profile --raw-out`: the recordings' counts of `req.binary` as one host file.
+pub fn write_raw_parquet(
+    req: &ProfileRequest,
+    out: &RawOut,
+    on_input: &mut dyn FnMut(&Path),
+) -> Result<RawOutOutcome, ProfileError> {
+    let started = Instant::now();
+    // The window and samples come from the recordings: only perf.data carries both.
+    if let Some(other) = req.inputs.iter().find(|i| !matches!(i, Input::PerfData(_))) {
+        return Err(ProfileError::Request(format!(
+            "--raw-out reads --perf-data recordings only (they carry the time window and \
+             sample count), not {}",
+            other.path().display()
+        )));
+    }
+    if req.inputs.is_empty() {
+        return Err(ProfileError::Request("no input: give --perf-data".into()));
+    }
+    if !req.modules.is_empty() {
+        return Err(ProfileError::Request(
+            "--raw-out writes one binary's counts: drop --module (write each .ko's file in its own run)"
+                .into(),
+        ));
+    }
+    let bin = kfdo_elf::Binary::open(&req.binary)?;
+    crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
+    let code = kfdo_elf::Code::new(&bin)?;
+    let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
+    let (raw, stats) = crate::profile::collect(req, &bin, &target, &code, on_input)?;
+    let recorder = if req.ip_only {
+        RECORDER_IP.to_string()
+    } else {
+        let mut kinds: Vec<String> = Vec::new();
+        for i in &req.inputs {
+            kinds.push(rows::recorder_of(i.path())?);
+        }
+        kinds.sort();
+        kinds.dedup();
+        if kinds.len() == 1 {
+            kinds.remove(0)
+        } else {
+            kfdo_rawfleet::schema::RECORDER_MIXED.to_string()
+        }
+    };
+    let first = stats.iter().filter_map(|s| s.first_time).min().unwrap_or(0);
+    let last = stats.iter().filter_map(|s| s.last_time).max().unwrap_or(0);
+    let samples: u64 = stats.iter().map(|s| s.samples_in_binary).sum();
+    let info = FileInfo {
+        build_id: rows::build_id_hex(&bin),
+        binary_path: rows::recorded_path(&stats[0], &bin),
+        host: out.host.clone(),
+        host_class: out.host_class.clone(),
+        recorder,
+        window_start_ns: i64::try_from(first).unwrap_or(i64::MAX),
+        window_end_ns: i64::try_from(last).unwrap_or(i64::MAX),
+        samples: i64::try_from(samples).unwrap_or(i64::MAX),
+    };
+    let rows = rows::rows_of(&raw, bin.preferred_base(), req.ip_only)?;
+    let n = rows.len();
+    write_file(&out.path, &FileKind::Host, &info, rows)?;
+    Ok(RawOutOutcome {
+        output: out.path.display().to_string(),
+        build_id: info.build_id,
+        binary_path: info.binary_path,
+        host: info.host,
+        recorder: info.recorder,
+        window_start_ns: info.window_start_ns,
+        window_end_ns: info.window_end_ns,
+        samples: info.samples,
+        rows: n,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The recorder of a raw file (its first row's), to choose IP-only symbolization.
+pub fn parquet_recorder(path: &Path) -> Result<String, ProfileError> {
+    let mut r = read::open(path)?;
+    let mut rows = Vec::new();
+    r.next_rows(&mut rows)?;
+    Ok(r.info().map(|i| i.recorder.clone()).unwrap_or_default())
+}
+
+/// `--from-raw`: a raw file's counts, if it is of this very binary, and its samples as
+/// an input's statistics.
+pub(crate) fn read_parquet(
+    req: &ProfileRequest,
+    path: &Path,
+    bin: &kfdo_elf::Binary,
+) -> Result<(RawProfile, CollectStats), ProfileError> {
+    let ours = rows::build_id_hex(bin);
+    let base = bin.preferred_base();
+    let mut raw = RawProfile::default();
+    let (mut ip, mut lbr) = (0u64, 0u64);
+    let summary = read::scan(path, |info, batch| {
+        if info.build_id != ours {
+            return Err(kfdo_rawfleet::RawError::bad(
+                path,
+                format!(
+                    "holds counts of build-id `{}`, but {} has build-id `{ours}`: pass the \
+                     binary of that release (or merge with --build-id {ours})",
+                    info.build_id,
+                    req.binary.display()
+                ),
+            ));
+        }
+        for r in batch {
+            if r.kind == RowKind::Ip {
+                ip += 1;
+            } else {
+                lbr += 1;
+            }
+        }
+        rows::add_rows(&mut raw, batch, base);
+        Ok(())
+    })?;
+    let what = match (ip > 0, lbr > 0, req.ip_only) {
+        (true, true, _) => Some(
+            "mixes IP-only counts with branch-stack counts, which symbolize differently: \
+             merge the IP-only hosts and the branch-stack hosts into separate files",
+        ),
+        (true, false, false) => Some("holds IP-only counts: convert it with --ip-only"),
+        (false, true, true) => Some("holds branch-stack counts: drop --ip-only"),
+        _ => None,
+    };
+    if let Some(what) = what {
+        return Err(ProfileError::Request(format!(
+            "{}: {what} (recorder `{}`)",
+            path.display(),
+            summary.info.recorder
+        )));
+    }
+    // The file's samples stand for the recording's in the summary.
+    let samples = summary.info.samples.max(0) as u64;
+    let stats = CollectStats {
+        input: path.display().to_string(),
+        samples,
+        samples_used: samples,
+        samples_in_binary: samples,
+        ..Default::default()
+    };
+    Ok((raw, stats))
+}

@@ -1,0 +1,98 @@
+//! `kfdo raw`: tools for raw Parquet files: the canonical dump, and a simulated fleet
+//! split from one recording.
+
+use std::path::PathBuf;
+
+use kfdo_rawfleet::split::{split, SplitOptions};
+
+use crate::output::Global;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Print a raw file canonically (footer keys, schema, one line per row): equal
+    /// dumps mean equal content, whoever wrote the Parquet bytes.
+    Dump {
+        #[arg(value_name = "FILE.parquet")]
+        file: PathBuf,
+    },
+    /// Split one recording into N hosts' raw files (a simulated fleet for tests and
+    /// benches), reading it once.
+    Split(SplitArgs),
+}
+
+#[derive(clap::Args)]
+struct SplitArgs {
+    /// The profiled binary.
+    #[arg(long, value_name = "BIN")]
+    binary: PathBuf,
+    /// The recording to split.
+    #[arg(long, value_name = "FILE")]
+    perf_data: PathBuf,
+    /// How many hosts (consecutive parts of the samples, in file order).
+    #[arg(long, value_name = "N")]
+    hosts: usize,
+    /// Seed of the hosts' classes, count factors and two-file hosts.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+    /// Directory to write PREFIX-NNNN.parquet (and PREFIX-NNNN-2.parquet) into.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    #[arg(long, value_name = "PREFIX", default_value = "host")]
+    host_prefix: String,
+    /// Host classes drawn from, comma-separated (default: none, class "").
+    #[arg(long, value_name = "C,...", value_delimiter = ',')]
+    classes: Vec<String>,
+    /// No count factors: merging the files gives exactly the whole recording's counts.
+    #[arg(long)]
+    no_perturb: bool,
+    /// Samples without branch stacks: count each IP once.
+    #[arg(long)]
+    ip_only: bool,
+    /// Print what was written as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    match a.command {
+        Command::Dump { file } => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            kfdo_rawfleet::dump::dump(&file, &mut lock)?;
+        }
+        Command::Split(s) => {
+            let started = std::time::Instant::now();
+            let opts = SplitOptions {
+                binary: s.binary,
+                perf_data: s.perf_data,
+                hosts: s.hosts,
+                seed: s.seed,
+                out: s.out.clone(),
+                prefix: s.host_prefix,
+                classes: s.classes,
+                perturb: !s.no_perturb,
+                ip_only: s.ip_only,
+            };
+            let r = split(&opts)?;
+            g.info(format!(
+                "kfdo raw split: {} samples -> {} file(s) in {} ({} host(s) without samples \
+                 of the binary) in {:.2}s",
+                r.samples,
+                r.files,
+                s.out.display(),
+                r.empty_hosts,
+                started.elapsed().as_secs_f64()
+            ));
+            if s.json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            }
+        }
+    }
+    Ok(0)
+}

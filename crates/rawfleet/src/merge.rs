@@ -1,0 +1,326 @@
+//! `kfdo merge-raw`: many host files into one, exactly as the contract (and so the
+//! fleet's Spark job) says.
+//!
+//! Two streaming passes. The first reads every file's per-file columns (and checks
+//! every row), because selection and the host cap need all files' samples before any
+//! count can be scaled. The second adds the scaled counts into one map keyed by (kind,
+//! from, to): memory is bounded by the distinct keys and one batch per file, never by
+//! the number or size of files. All arithmetic is integer (u128), never float, so any
+//! implementation of the contract gets the same numbers.
+
+use crate::read::{self, Summary};
+use crate::schema::{FileInfo, Row, RowKind, RECORDER_MIXED};
+use crate::write::{write_file, FileKind};
+use crate::RawError;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug, Default)]
+pub struct MergeOptions {
+    /// Keep files of this build-id only (one release).
+    pub build_id: Option<String>,
+    /// Keep files whose window starts at or after this (ns).
+    pub since: Option<i64>,
+    /// Keep files whose window ends at or before this (ns).
+    pub until: Option<i64>,
+    /// Drop unreadable or newer-schema files (counted) instead of failing.
+    pub skip_bad: bool,
+    /// Most samples one host may contribute.
+    pub host_cap: Option<u64>,
+    /// (host class, weight in thousandths); unlisted classes weigh 1000.
+    pub weights: Vec<(String, u64)>,
+}
+
+/// What a merge kept, dropped and wrote.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct MergeReport {
+    pub files_in: usize,
+    pub kept: usize,
+    pub dropped_build_id: usize,
+    pub dropped_window: usize,
+    /// Files dropped by --skip-bad, each with why.
+    pub dropped_bad: Vec<String>,
+    pub hosts: usize,
+    /// Hosts whose samples were scaled down to the cap.
+    pub capped_hosts: usize,
+    pub rows_in: u64,
+    pub rows_out: u64,
+    pub samples: i64,
+}
+
+/// `CLASS=W`: W a non-negative decimal with at most 3 decimals, as thousandths.
+pub fn parse_weight(s: &str) -> Result<(String, u64), RawError> {
+    let bad = |why: &str| {
+        RawError::Request(format!(
+            "--weight {s}: {why}; write CLASS=W with W a decimal such as 2 or 0.5 (at most 3 decimals)"
+        ))
+    };
+    let (class, w) = s.rsplit_once('=').ok_or_else(|| bad("no `=`"))?;
+    let (int, frac) = w.split_once('.').unwrap_or((w, ""));
+    if int.is_empty() && frac.is_empty() {
+        return Err(bad("no weight"));
+    }
+    if frac.len() > 3 {
+        return Err(bad("more than 3 decimals"));
+    }
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || !digits(frac) {
+        return Err(bad("not a non-negative decimal"));
+    }
+    let i: u64 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| bad("too large"))?
+    };
+    let f: u64 = format!("{frac:0<3}").parse().unwrap_or(0);
+    let k = i
+        .checked_mul(1000)
+        .and_then(|v| v.checked_add(f))
+        .ok_or_else(|| bad("too large"))?;
+    Ok((class.to_string(), k))
+}
+
+/// Files and directories to files: a directory gives every `*.parquet` under it,
+/// recursively, sorted by path; one without any is an error.
+pub fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, RawError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input)
+            .map_err(|e| RawError::bad(input, format!("cannot read: {e}")))?;
+        if !meta.is_dir() {
+            files.push(input.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        walk(input, &mut found)?;
+        if found.is_empty() {
+            return Err(RawError::bad(
+                input,
+                "no *.parquet files under this directory: point merge-raw at the directory \
+                 the hosts' `kfdo profile --raw-out` files were collected into",
+            ));
+        }
+        found.sort();
+        files.extend(found);
+    }
+    if files.is_empty() {
+        return Err(RawError::Request(
+            "no input: give raw files or directories of them".into(),
+        ));
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), RawError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| RawError::bad(dir, format!("cannot list: {e}")))?;
+    for e in entries {
+        let e = e.map_err(|e| RawError::bad(dir, format!("cannot list: {e}")))?;
+        let p = e.path();
+        let ty = e
+            .file_type()
+            .map_err(|e| RawError::bad(&p, format!("cannot stat: {e}")))?;
+        if ty.is_dir() {
+            walk(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// floor(c * num / den), exactly.
+fn scale(c: u128, num: u128, den: u128) -> u128 {
+    c * num / den
+}
+
+/// How one kept file's counts scale: the host cap, then the class weight.
+#[derive(Clone, Copy, Debug)]
+struct Factor {
+    cap: Option<(u128, u128)>,
+    weight: u128,
+}
+
+impl Factor {
+    fn apply(self, c: i64) -> u128 {
+        let mut c = c.max(0) as u128;
+        if let Some((n, s)) = self.cap {
+            c = scale(c, n, s);
+        }
+        scale(c, self.weight, 1000)
+    }
+}
+
+/// Merges `inputs` (files and directories) into `output` per `opts`.
+pub fn merge(
+    inputs: &[PathBuf],
+    opts: &MergeOptions,
+    output: &Path,
+) -> Result<MergeReport, RawError> {
+    let files = expand_inputs(inputs)?;
+    let mut report = MergeReport {
+        files_in: files.len(),
+        ..Default::default()
+    };
+    // Pass 1: every file's per-file columns.
+    let mut readable: Vec<Summary> = Vec::new();
+    for f in &files {
+        match read::scan(f, |_, _| Ok(())) {
+            Ok(s) => readable.push(s),
+            Err(e @ RawError::BadFile { .. }) if opts.skip_bad => {
+                report.dropped_bad.push(e.to_string())
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if opts.build_id.is_none() {
+        if let Some(first) = readable.first() {
+            if let Some(other) = readable
+                .iter()
+                .find(|s| s.info.build_id != first.info.build_id)
+            {
+                return Err(RawError::Request(format!(
+                    "mixed build-ids: {} has build-id `{}` but {} has `{}`; merge one release \
+                     at a time with --build-id ID",
+                    first.path.display(),
+                    first.info.build_id,
+                    other.path.display(),
+                    other.info.build_id
+                )));
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    for s in readable {
+        if opts
+            .build_id
+            .as_ref()
+            .is_some_and(|id| *id != s.info.build_id)
+        {
+            report.dropped_build_id += 1;
+        } else if opts.since.is_some_and(|t| s.info.window_start_ns < t)
+            || opts.until.is_some_and(|t| s.info.window_end_ns > t)
+        {
+            report.dropped_window += 1;
+        } else {
+            kept.push(s);
+        }
+    }
+    if kept.is_empty() {
+        return Err(RawError::Request(format!(
+            "no input file left to merge: of {} file(s), {} had another build-id, {} lay \
+             outside the time window, {} were unreadable; check --build-id, --since and --until",
+            report.files_in,
+            report.dropped_build_id,
+            report.dropped_window,
+            report.dropped_bad.len()
+        )));
+    }
+    let factors = factors(&kept, opts, &mut report);
+    let mut info = merged_info(&kept, &factors)?;
+    // Pass 2: scaled counts, summed per key.
+    let mut sums: FxHashMap<(RowKind, i64, i64), u128> = FxHashMap::default();
+    for (s, &factor) in kept.iter().zip(&factors) {
+        let again = read::scan(&s.path, |now, rows| {
+            if *now != s.info {
+                return Err(RawError::bad(&s.path, "changed while it was being merged"));
+            }
+            for r in rows {
+                let c = factor.apply(r.count);
+                if c > 0 {
+                    *sums.entry((r.kind, r.from, r.to)).or_insert(0) += c;
+                }
+            }
+            Ok(())
+        })?;
+        report.rows_in += again.rows;
+    }
+    let mut rows = Vec::with_capacity(sums.len());
+    for ((kind, from, to), c) in sums {
+        let count = i64::try_from(c).map_err(|_| {
+            RawError::Request(format!(
+                "the merged count of ({}, {from}, {to}) is {c}, beyond int64: merge fewer \
+                 files or use smaller weights",
+                kind.as_str()
+            ))
+        })?;
+        rows.push(Row {
+            kind,
+            from,
+            to,
+            count,
+        });
+    }
+    if rows.is_empty() {
+        return Err(RawError::Request(format!(
+            "every count became 0 after the host cap and weights: nothing written to {}",
+            output.display()
+        )));
+    }
+    report.rows_out = rows.len() as u64;
+    report.kept = kept.len();
+    report.hosts = kept
+        .iter()
+        .map(|s| &s.info.host)
+        .collect::<FxHashSet<_>>()
+        .len();
+    report.samples = info.samples;
+    info.host.clear();
+    info.host_class.clear();
+    let kind = FileKind::Merged {
+        hosts: report.hosts as u64,
+        files: kept.len() as u64,
+    };
+    write_file(output, &kind, &info, rows)?;
+    Ok(report)
+}
+
+/// Each kept file's factor: its host's cap (over all that host's kept files), then its
+/// class's weight.
+fn factors(kept: &[Summary], opts: &MergeOptions, report: &mut MergeReport) -> Vec<Factor> {
+    let mut per_host: FxHashMap<&str, u128> = FxHashMap::default();
+    for s in kept {
+        *per_host.entry(&s.info.host).or_insert(0) += s.info.samples.max(0) as u128;
+    }
+    if let Some(n) = opts.host_cap {
+        report.capped_hosts = per_host.values().filter(|&&s| s > n as u128).count();
+    }
+    kept.iter()
+        .map(|s| {
+            let total = per_host[s.info.host.as_str()];
+            let cap = opts
+                .host_cap
+                .filter(|&n| total > n as u128)
+                .map(|n| (n as u128, total));
+            let weight = opts
+                .weights
+                .iter()
+                .rev()
+                .find(|(class, _)| *class == s.info.host_class)
+                .map_or(1000, |&(_, k)| k) as u128;
+            Factor { cap, weight }
+        })
+        .collect()
+}
+
+/// The merged file's per-file columns (host and class are emptied by the caller).
+fn merged_info(kept: &[Summary], factors: &[Factor]) -> Result<FileInfo, RawError> {
+    let first = &kept[0].info;
+    let mut info = first.clone();
+    let mut samples: u128 = 0;
+    for (s, f) in kept.iter().zip(factors) {
+        let i = &s.info;
+        if i.binary_path < info.binary_path {
+            info.binary_path = i.binary_path.clone();
+        }
+        if i.recorder != info.recorder {
+            info.recorder = RECORDER_MIXED.into();
+        }
+        info.window_start_ns = info.window_start_ns.min(i.window_start_ns);
+        info.window_end_ns = info.window_end_ns.max(i.window_end_ns);
+        samples += f.apply(i.samples);
+    }
+    info.samples = i64::try_from(samples)
+        .map_err(|_| RawError::Request(format!("the merged samples {samples} are beyond int64")))?;
+    Ok(info)
+}

@@ -1,0 +1,310 @@
+//! Unit tests of reading, writing and merging, on small files written here.
+
+use crate::merge::{merge, parse_weight, MergeOptions};
+use crate::read;
+use crate::schema::{FileInfo, Row, RowKind};
+use crate::write::{write_file, write_with_footer, FileKind};
+use crate::RawError;
+use std::path::{Path, PathBuf};
+
+fn info(host: &str, class: &str, samples: i64, window: (i64, i64)) -> FileInfo {
+    FileInfo {
+        build_id: "ab12".into(),
+        binary_path: "/usr/bin/app".into(),
+        host: host.into(),
+        host_class: class.into(),
+        recorder: "lbr".into(),
+        window_start_ns: window.0,
+        window_end_ns: window.1,
+        samples,
+    }
+}
+
+fn row(kind: RowKind, from: i64, to: i64, count: i64) -> Row {
+    Row {
+        kind,
+        from,
+        to,
+        count,
+    }
+}
+
+fn host_file(dir: &Path, name: &str, info: &FileInfo, rows: Vec<Row>) -> PathBuf {
+    let p = dir.join(name);
+    write_file(&p, &FileKind::Host, info, rows).unwrap();
+    p
+}
+
+fn all_rows(p: &Path) -> (FileInfo, Vec<Row>, read::Footer) {
+    let mut rows = Vec::new();
+    let s = read::scan(p, |_, b| {
+        rows.extend_from_slice(b);
+        Ok(())
+    })
+    .unwrap();
+    (s.info, rows, s.footer)
+}
+
+/// Three files of two hosts; the expected numbers are worked by hand in the test.
+fn fleet(dir: &Path) -> Vec<PathBuf> {
+    use RowKind::*;
+    vec![
+        host_file(
+            dir,
+            "a1.parquet",
+            &info("a", "web", 600, (100, 200)),
+            vec![row(Range, 0x10, 0x20, 300), row(Branch, 0x20, 0x10, 7)],
+        ),
+        host_file(
+            dir,
+            "a2.parquet",
+            &info("a", "web", 400, (150, 300)),
+            vec![row(Range, 0x10, 0x20, 100), row(Branch, 1, 0x10, 3)],
+        ),
+        host_file(
+            dir,
+            "b.parquet",
+            &FileInfo {
+                binary_path: "/opt/app".into(),
+                ..info("b", "db", 200, (50, 250))
+            },
+            vec![row(Range, 0x10, 0x20, 50), row(Branch, 0x20, 0x10, 1)],
+        ),
+    ]
+}
+
+#[test]
+fn write_then_read_is_sorted_and_keeps_every_column() {
+    let d = tempfile::tempdir().unwrap();
+    let i = info("h", "c", 9, (1, 2));
+    let p = host_file(
+        d.path(),
+        "h.parquet",
+        &i,
+        vec![
+            row(RowKind::Range, 5, 6, 1),
+            row(RowKind::Branch, 9, 5, 2),
+            row(RowKind::Ip, 3, 3, 4),
+        ],
+    );
+    let (got, rows, footer) = all_rows(&p);
+    assert_eq!(got, i);
+    assert_eq!(footer.kind, "host");
+    assert_eq!(footer.schema_version, 1);
+    let kinds: Vec<_> = rows.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RowKind::Branch, RowKind::Ip, RowKind::Range]);
+    let leftovers = std::fs::read_dir(d.path()).unwrap().count();
+    assert_eq!(leftovers, 1, "a temporary file was left behind");
+}
+
+#[test]
+fn cap_then_weight_by_hand() {
+    let d = tempfile::tempdir().unwrap();
+    let files = fleet(d.path());
+    let out = d.path().join("out/merged.parquet");
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let opts = MergeOptions {
+        host_cap: Some(500),
+        weights: vec![
+            parse_weight("web=1.5").unwrap(),
+            parse_weight("db=0.5").unwrap(),
+        ],
+        ..Default::default()
+    };
+    let r = merge(&files, &opts, &out).unwrap();
+    // Host a: S = 1000 > 500, so its counts halve (floor); then web weighs 1.5 (floor).
+    //   a1: range 300 -> 150 -> 225, branch 7 -> 3 -> 4, samples 600 -> 300 -> 450
+    //   a2: range 100 -> 50 -> 75, branch(1,0x10) 3 -> 1 -> 1, samples 400 -> 200 -> 300
+    // Host b: S = 200, not capped; db weighs 0.5:
+    //   range 50 -> 25, branch 1 -> 0 (dropped), samples 200 -> 100
+    let (i, rows, footer) = all_rows(&out);
+    use RowKind::*;
+    assert_eq!(
+        rows,
+        [
+            row(Branch, 1, 0x10, 1),
+            row(Branch, 0x20, 0x10, 4),
+            row(Range, 0x10, 0x20, 325)
+        ]
+    );
+    assert_eq!(i.samples, 850);
+    assert_eq!((i.window_start_ns, i.window_end_ns), (50, 300));
+    assert_eq!(i.binary_path, "/opt/app");
+    assert_eq!((i.host.as_str(), i.host_class.as_str()), ("", ""));
+    assert_eq!(footer.kind, "merged");
+    let get = |k: &str| {
+        footer
+            .entries
+            .iter()
+            .find(|(key, _)| key == k)
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(
+        (get("kfdo.raw.hosts"), get("kfdo.raw.files")),
+        ("2".into(), "3".into())
+    );
+    assert_eq!(
+        (r.kept, r.hosts, r.capped_hosts, r.rows_in, r.rows_out),
+        (3, 2, 1, 6, 3)
+    );
+}
+
+#[test]
+fn selection_by_build_id_and_window_counts_drops() {
+    let d = tempfile::tempdir().unwrap();
+    let mut files = fleet(d.path());
+    files.push(host_file(
+        d.path(),
+        "other.parquet",
+        &FileInfo {
+            build_id: "ff".into(),
+            ..info("c", "", 10, (0, 10))
+        },
+        vec![row(RowKind::Range, 1, 2, 1)],
+    ));
+    let out = d.path().join("m.parquet");
+    let e = merge(&files, &MergeOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("mixed build-ids") && e.contains("other.parquet") && e.contains("--build-id"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let opts = MergeOptions {
+        build_id: Some("ab12".into()),
+        since: Some(100),
+        until: Some(300),
+        ..Default::default()
+    };
+    let r = merge(&files, &opts, &out).unwrap();
+    assert_eq!((r.kept, r.dropped_build_id, r.dropped_window), (2, 1, 1));
+    let (_, rows, _) = all_rows(&out);
+    assert_eq!(rows.iter().map(|r| r.count).sum::<i64>(), 300 + 7 + 100 + 3);
+}
+
+#[test]
+fn bad_files_are_named_and_skippable() {
+    let d = tempfile::tempdir().unwrap();
+    let files = fleet(d.path());
+    let bytes = std::fs::read(&files[0]).unwrap();
+    let cut = d.path().join("cut.parquet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let e = read::scan(&cut, |_, _| Ok(())).unwrap_err().to_string();
+    assert!(e.contains("cut.parquet") && e.contains("truncated"), "{e}");
+
+    let newer = d.path().join("v2.parquet");
+    let meta = [
+        ("kfdo.raw.schema_version".to_string(), "2".to_string()),
+        ("kfdo.raw.kind".to_string(), "host".to_string()),
+    ];
+    write_with_footer(
+        &newer,
+        &meta,
+        &info("x", "", 1, (0, 1)),
+        &[row(RowKind::Range, 1, 2, 1)],
+    )
+    .unwrap();
+    let e = read::scan(&newer, |_, _| Ok(())).unwrap_err().to_string();
+    assert!(
+        e.contains("v2.parquet") && e.contains("schema version 2") && e.contains("upgrade"),
+        "{e}"
+    );
+
+    let out = d.path().join("m.parquet");
+    let inputs = [files.clone(), vec![cut.clone(), newer.clone()]].concat();
+    let e = merge(&inputs, &MergeOptions::default(), &out).unwrap_err();
+    assert!(matches!(e, RawError::BadFile { .. }), "{e}");
+    assert!(!out.exists());
+    let opts = MergeOptions {
+        skip_bad: true,
+        ..Default::default()
+    };
+    let r = merge(&inputs, &opts, &out).unwrap();
+    assert_eq!((r.kept, r.dropped_bad.len()), (3, 2));
+}
+
+#[test]
+fn mixed_rows_inside_a_file_name_the_row() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("mixed.parquet");
+    // Two batches' worth is not needed: the writer repeats `info`, so write two files'
+    // rows by hand through the footer writer, then check the reader sees one build-id.
+    write_with_footer(
+        &p,
+        &[
+            ("kfdo.raw.schema_version".into(), "1".into()),
+            ("kfdo.raw.kind".into(), "host".into()),
+        ],
+        &info("h", "", 1, (0, 1)),
+        &[row(RowKind::Range, 1, 2, 0)],
+    )
+    .unwrap();
+    let e = read::scan(&p, |_, _| Ok(())).unwrap_err().to_string();
+    assert!(
+        e.contains("mixed.parquet") && e.contains("row 0") && e.contains("`count`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_directory_is_an_error_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = merge(
+        std::slice::from_ref(&empty),
+        &MergeOptions::default(),
+        &d.path().join("m.parquet"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("empty") && e.contains("no *.parquet"), "{e}");
+}
+
+#[test]
+fn weights_parse_as_thousandths() {
+    assert_eq!(parse_weight("web=1.5").unwrap(), ("web".into(), 1500));
+    assert_eq!(parse_weight("db=2").unwrap(), ("db".into(), 2000));
+    assert_eq!(parse_weight("=0.001").unwrap(), ("".into(), 1));
+    assert_eq!(parse_weight("x=.25").unwrap(), ("x".into(), 250));
+    for bad in ["web", "web=1.2345", "web=-1", "web=abc", "web="] {
+        assert!(parse_weight(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn two_build_ids_inside_one_file_name_the_row_and_column() {
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("two.parquet");
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(vec![
+            KeyValue::new("kfdo.raw.schema_version".into(), "1".to_string()),
+            KeyValue::new("kfdo.raw.kind".into(), "host".to_string()),
+        ]))
+        .build();
+    let file = std::fs::File::create(&p).unwrap();
+    let mut w = ArrowWriter::try_new(file, crate::schema::arrow_schema(), Some(props)).unwrap();
+    let a = info("h", "", 5, (0, 1));
+    let b = FileInfo {
+        build_id: "cd34".into(),
+        ..a.clone()
+    };
+    let r = [row(RowKind::Range, 1, 2, 3)];
+    w.write(&crate::write::batch(&a, &r).unwrap()).unwrap();
+    w.write(&crate::write::batch(&b, &r).unwrap()).unwrap();
+    w.close().unwrap();
+    let e = read::scan(&p, |_, _| Ok(())).unwrap_err().to_string();
+    assert!(
+        e.contains("two.parquet")
+            && e.contains("row 1")
+            && e.contains("`build_id`")
+            && e.contains("cd34"),
+        "{e}"
+    );
+}

@@ -1,0 +1,639 @@
+#!/usr/bin/env python3
+"""Fleet-scale `kfdo merge-raw`: merges per-host raw branch-count Parquet files with Spark.
+
+Same options and the same result as `kfdo merge-raw` (schema v1 and merge semantics:
+the raw contract). Local run:
+
+    python fleet/merge_raw.py --master 'local[2]' HOSTS_DIR -o merged.parquet
+
+Cluster run (the executors need pyspark and pyarrow, nothing of kfdo):
+
+    spark-submit --master yarn fleet/merge_raw.py s3://bucket/prefix/ -o s3://bucket/merged.parquet
+
+How the work is split, and why:
+- Listing, selection and the output file happen on the driver: the selection needs global
+  facts (distinct build-ids, samples per host), and the output is bounded by the number of
+  distinct (kind, from, to) keys, not by the fleet.
+- Reading happens on the executors, with pyarrow.fs opened from each file's URI, so that a
+  local directory, HDFS or an object-store prefix all work without Hadoop connectors:
+  first a footer pass (metadata and the first row of each file), then a data pass
+  (mapInArrow) over the kept files only.
+- Cap and weight are integer math in decimal(38,0) with Spark's integral division `div`
+  (exact quotient, truncated; all values are non-negative, so truncation is floor).
+- Spark cannot write Parquet footer key-value metadata, so the driver writes the merged
+  table with pyarrow, to a temporary name then renamed: never a partial output.
+
+Everything the executors run is defined in this one file, so spark-submit ships it by
+value (cloudpickle of __main__) and no --py-files is needed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 1
+META_VERSION = b"kfdo.raw.schema_version"
+META_KIND = b"kfdo.raw.kind"
+META_HOSTS = b"kfdo.raw.hosts"
+META_FILES = b"kfdo.raw.files"
+
+# The contract's columns, in order. All NOT NULL.
+COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("build_id", pa.utf8()),
+    ("binary_path", pa.utf8()),
+    ("host", pa.utf8()),
+    ("host_class", pa.utf8()),
+    ("recorder", pa.utf8()),
+    ("window_start_ns", pa.int64()),
+    ("window_end_ns", pa.int64()),
+    ("samples", pa.int64()),
+    ("kind", pa.utf8()),
+    ("from", pa.int64()),
+    ("to", pa.int64()),
+    ("count", pa.int64()),
+]
+# Per-file columns: the same value on every row of a host file.
+FILE_COLUMNS = [name for name, _ in COLUMNS[:8]]
+# Prefix of messages raised on executors, so the driver can find them in a Java trace.
+ERROR_MARK = "kfdo-fleet-error: "
+INT64_MAX = 2**63 - 1
+
+
+class MergeError(Exception):
+    """A bad input or option: printed as `merge-raw: MESSAGE`, exit status 1."""
+
+
+# ---------------------------------------------------------------------------------------
+# Options
+
+
+@dataclass
+class Options:
+    inputs: list[str]
+    output: str
+    build_id: Optional[str]
+    since: Optional[int]
+    until: Optional[int]
+    skip_bad: bool
+    host_cap: Optional[int]
+    # host_class -> W*1000; classes not listed weigh 1000 (W = 1).
+    weights: dict[str, int] = field(default_factory=dict)
+    master: Optional[str] = None
+
+
+WEIGHT_RE = re.compile(r"^([0-9]*)(?:\.([0-9]*))?$")
+
+
+def parse_weight(spec: str) -> tuple[str, int]:
+    """`CLASS=W` -> (CLASS, W*1000) exactly; W has at most 3 decimals (the contract)."""
+    if "=" not in spec:
+        raise argparse.ArgumentTypeError(f"--weight {spec!r}: expected CLASS=W")
+    # The last `=` separates, as in kfdo (a class name may hold `=`, a weight cannot).
+    cls, w = spec.rsplit("=", 1)
+    m = WEIGHT_RE.match(w)
+    whole, frac = (m.group(1), m.group(2) or "") if m else ("", "")
+    if not m or not (whole or frac) or len(frac) > 3:
+        raise argparse.ArgumentTypeError(
+            f"--weight {spec!r}: W must be a non-negative decimal with at most 3 decimals, "
+            "such as 2 or 0.5")
+    return cls, int(whole or "0") * 1000 + int(frac.ljust(3, "0"))
+
+
+def int64_arg(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f"{text}: out of the int64 range")
+    return value
+
+
+def cap_arg(text: str) -> int:
+    value = int64_arg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: the host cap is a number of samples >= 1")
+    return value
+
+
+def parse_args(argv: list[str]) -> Options:
+    p = argparse.ArgumentParser(
+        prog="merge_raw.py",
+        description="Merge per-host kfdo raw Parquet files (schema v1) into one, "
+        "like `kfdo merge-raw`, with Spark.",
+    )
+    p.add_argument("inputs", nargs="+", help="files, directories or object-store prefixes "
+                   "(every *.parquet under a directory, recursively)")
+    p.add_argument("-o", "--output", required=True, help="merged Parquet file (path or URI)")
+    p.add_argument("--build-id", help="keep only files of this build-id")
+    p.add_argument("--since", type=int64_arg, help="keep files with window_start_ns >= NS")
+    p.add_argument("--until", type=int64_arg, help="keep files with window_end_ns <= NS")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="drop unreadable files and newer schema versions instead of failing")
+    p.add_argument("--host-cap", type=cap_arg, metavar="N",
+                   help="scale down each host whose samples exceed N")
+    p.add_argument("--weight", type=parse_weight, action="append", default=[],
+                   metavar="CLASS=W", help="multiply the counts of a host class by W")
+    p.add_argument("--master", help="Spark master when not run by spark-submit "
+                   "(default local[2])")
+    a = p.parse_args(argv)
+    # A class given twice: the last one wins, like a map insert.
+    weights = dict(a.weight)
+    return Options(a.inputs, a.output, a.build_id, a.since, a.until, a.skip_bad,
+                   a.host_cap, weights, a.master)
+
+
+# ---------------------------------------------------------------------------------------
+# Files and file systems (pyarrow.fs, so object stores work the same as local paths)
+
+
+def open_fs(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of a local path or URI (s3a:// is read as s3://)."""
+    if "://" not in uri:
+        return pafs.LocalFileSystem(), os.path.abspath(uri)
+    if uri.startswith("s3a://") or uri.startswith("s3n://"):
+        uri = "s3://" + uri.split("://", 1)[1]
+    return pafs.FileSystem.from_uri(uri)
+
+
+def to_uri(fs: pafs.FileSystem, path: str, original: str) -> str:
+    """A name for a listed file that an executor can open again with open_fs."""
+    if isinstance(fs, pafs.LocalFileSystem):
+        return path
+    scheme, rest = original.split("://", 1)
+    if scheme in ("s3", "s3a", "s3n", "gs", "gcs"):
+        # pyarrow's object-store paths start with the bucket.
+        return f"{'s3' if scheme.startswith('s3') else scheme}://{path}"
+    # hdfs://namenode:port/path: pyarrow's path is /path, the authority is the URI's.
+    authority = rest.split("/", 1)[0]
+    return f"{scheme}://{authority}/{path.lstrip('/')}"
+
+
+def list_inputs(inputs: list[str]) -> list[str]:
+    """Every input file: files as given, directories expanded to their *.parquet
+    (recursively, sorted by path). A missing input or an empty directory is an error."""
+    files: list[str] = []
+    for item in inputs:
+        fs, path = open_fs(item)
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.File:
+            files.append(to_uri(fs, path, item))
+            continue
+        if info.type != pafs.FileType.Directory:
+            # Object stores have no directories: a prefix is listed as one.
+            if "://" not in item:
+                raise MergeError(f"{item}: no such file or directory")
+        try:
+            listed = fs.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=True))
+        except (FileNotFoundError, OSError) as e:
+            raise MergeError(f"{item}: cannot list: {e}") from e
+        found = sorted(i.path for i in listed
+                       if i.type == pafs.FileType.File and i.path.endswith(".parquet"))
+        if not found:
+            raise MergeError(f"{item}: no *.parquet files in it")
+        files.extend(to_uri(fs, f, item) for f in found)
+    return files
+
+
+# ---------------------------------------------------------------------------------------
+# Footer pass (runs on the executors)
+
+
+@dataclass
+class FileInfo:
+    """What the footer pass learns about one input file."""
+    path: str
+    error: Optional[str] = None
+    rows: int = 0
+    build_id: str = ""
+    binary_path: str = ""
+    host: str = ""
+    host_class: str = ""
+    recorder: str = ""
+    window_start_ns: int = 0
+    window_end_ns: int = 0
+    samples: int = 0
+
+
+def check_schema(schema: pa.Schema) -> Optional[str]:
+    """Why a file's Arrow schema is not the contract's, or None."""
+    names = schema.names
+    for name, typ in COLUMNS:
+        if name not in names:
+            return f"no column {name!r}"
+        got = schema.field(name).type
+        if got != typ and not (typ == pa.utf8() and got == pa.large_utf8()):
+            return f"column {name!r} is {got}, expected {typ}"
+    return None
+
+
+def read_footer(path: str, full: bool) -> FileInfo:
+    """Metadata and first row of one file; an unreadable file gets .error, never raises
+    (the driver decides between failing and --skip-bad). With `full` (--skip-bad), every
+    row is checked too, so that a file damaged past its first row is dropped here, as
+    kfdo merge-raw's first pass drops it, and not found bad after the selection."""
+    info = FileInfo(path)
+    try:
+        fs, p = open_fs(path)
+        with fs.open_input_file(p) as f:
+            pf = pq.ParquetFile(f)
+            # The Parquet footer's own key-value metadata: a writer may leave the keys out
+            # of the embedded Arrow schema (kfdo's does).
+            meta = pf.metadata.metadata or {}
+            version = meta.get(META_VERSION)
+            if version is None:
+                info.error = "no kfdo.raw.schema_version in the footer: not a kfdo raw file"
+                return info
+            try:
+                v = int(version.decode())
+            except ValueError:
+                info.error = f"schema version {version.decode(errors='replace')!r} is not a number"
+                return info
+            if v == 0:
+                info.error = "schema version 0 does not exist"
+                return info
+            if v > SCHEMA_VERSION:
+                info.error = (f"schema version {v} is newer than this job's "
+                              f"{SCHEMA_VERSION}; upgrade kfdo's fleet job")
+                return info
+            kind = meta.get(META_KIND, b"").decode(errors="replace")
+            if kind not in ("host", "merged"):
+                info.error = f"footer kfdo.raw.kind is {kind!r}, expected 'host' or 'merged'"
+                return info
+            why = check_schema(pf.schema_arrow)
+            if why:
+                info.error = why
+                return info
+            info.rows = pf.metadata.num_rows
+            if info.rows == 0:
+                # An empty file holds no counts; it still has to say which binary it is of,
+                # which only its rows do. Treated as unreadable.
+                info.error = "no rows"
+                return info
+            if full:
+                why = bad_rows(pf.read())
+                if why:
+                    info.error = why
+                    return info
+            first = next(pf.iter_batches(batch_size=1, columns=FILE_COLUMNS)).to_pylist()[0]
+    except Exception as e:  # noqa: BLE001 - any reader failure is "unreadable", named
+        info.error = f"unreadable Parquet: {e}"
+        return info
+    for name in FILE_COLUMNS:
+        if first[name] is None:
+            info.error = f"column {name!r} is null"
+            return info
+        setattr(info, name, first[name])
+    return info
+
+
+def read_footers(spark, files: list[str], full: bool) -> list[FileInfo]:
+    """The footer pass, spread over the executors, in input order."""
+    sc = spark.sparkContext
+    slices = max(1, min(len(files), sc.defaultParallelism * 4))
+    # Plain dicts cross the wire: a dataclass of __main__ does not unpickle in a worker.
+    found = sc.parallelize(files, slices).map(lambda p: vars(read_footer(p, full))).collect()
+    return [FileInfo(**d) for d in found]
+
+
+# ---------------------------------------------------------------------------------------
+# Selection (driver)
+
+
+@dataclass
+class Selection:
+    kept: list[FileInfo]
+    dropped: dict[str, int]
+    # Per kept file: (cap numerator, cap denominator, weight k); count c becomes
+    # floor(floor(c * num / den) * k / 1000).
+    factors: dict[str, tuple[int, int, int]]
+
+
+def select(infos: list[FileInfo], opts: Options) -> Selection:
+    dropped = {"bad": 0, "build-id": 0, "window": 0}
+    good: list[FileInfo] = []
+    for info in infos:
+        if info.error is None:
+            good.append(info)
+        elif opts.skip_bad:
+            print(f"merge-raw: skipping {info.path}: {info.error}", file=sys.stderr)
+            dropped["bad"] += 1
+        else:
+            raise MergeError(f"{info.path}: {info.error} (--skip-bad drops such files)")
+
+    if opts.build_id is None:
+        # Among the readable inputs, before the time window: one binary per merge.
+        first = good[0] if good else None
+        for info in good[1:]:
+            if info.build_id != first.build_id:
+                raise MergeError(
+                    f"inputs of different binaries: {first.path} has build-id "
+                    f"{first.build_id!r}, {info.path} has {info.build_id!r}; "
+                    "choose one with --build-id")
+    kept: list[FileInfo] = []
+    for info in good:
+        if opts.build_id is not None and info.build_id != opts.build_id:
+            dropped["build-id"] += 1
+        elif (opts.since is not None and info.window_start_ns < opts.since) or (
+                opts.until is not None and info.window_end_ns > opts.until):
+            dropped["window"] += 1
+        else:
+            kept.append(info)
+    if not kept:
+        raise MergeError("no input files left after selection "
+                         f"(dropped: {format_dropped(dropped)})")
+
+    host_samples: dict[str, int] = {}
+    for info in kept:
+        host_samples[info.host] = host_samples.get(info.host, 0) + info.samples
+    factors: dict[str, tuple[int, int, int]] = {}
+    for info in kept:
+        s = host_samples[info.host]
+        num, den = (opts.host_cap, s) if opts.host_cap is not None and s > opts.host_cap \
+            else (1, 1)
+        factors[info.path] = (num, den, opts.weights.get(info.host_class, 1000))
+    return Selection(kept, dropped, factors)
+
+
+def scale(value: int, factor: tuple[int, int, int]) -> int:
+    """The contract's cap then weight, on Python's exact integers."""
+    num, den, k = factor
+    return (value * num // den) * k // 1000
+
+
+def format_dropped(dropped: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in dropped.items())
+
+
+# ---------------------------------------------------------------------------------------
+# Data pass (executors) and aggregation (Spark SQL)
+
+# What the data pass yields: one row per input row, with its file's factors.
+SCALED_INPUT = ("kind string, `from` long, `to` long, `count` long, "
+                "num long, den long, k long")
+
+
+def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: for each (path, num, den, k) row, that file's count rows."""
+    for task in batches:
+        for path, num, den, k in zip(*(task.column(i).to_pylist() for i in range(4))):
+            try:
+                fs, p = open_fs(path)
+                with fs.open_input_file(p) as f:
+                    # Every column: the per-file ones are checked to be constant.
+                    table = pq.read_table(f)
+            except Exception as e:  # noqa: BLE001 - named for the driver
+                raise RuntimeError(f"{ERROR_MARK}{path}: unreadable Parquet: {e}") from e
+            why = bad_rows(table)
+            if why:
+                raise RuntimeError(f"{ERROR_MARK}{path}: {why}")
+            table = table.select(["kind", "from", "to", "count"])
+            for batch in table.combine_chunks().to_batches():
+                m = batch.num_rows
+                yield pa.RecordBatch.from_arrays(
+                    [batch.column(0).cast(pa.utf8()), batch.column(1), batch.column(2),
+                     batch.column(3), pa.array([num] * m, pa.int64()),
+                     pa.array([den] * m, pa.int64()), pa.array([k] * m, pa.int64())],
+                    names=["kind", "from", "to", "count", "num", "den", "k"])
+
+
+def bad_rows(table: pa.Table) -> Optional[str]:
+    """Why a file's rows break the contract, or None: the checks kfdo's reader makes on
+    every row (whole-column here)."""
+    import pyarrow.compute as pc
+
+    for name in table.column_names:
+        if table.column(name).null_count:
+            return f"column {name!r} has nulls; every column is NOT NULL"
+    if table.num_rows == 0:
+        return None
+    for name in FILE_COLUMNS:
+        if len(pc.unique(table.column(name))) > 1:
+            return (f"column {name!r} is not the same on every row: a file holds one "
+                    f"binary (one build-id) of one host; split it by {name}")
+    if not pc.all(pc.is_in(table.column("kind"),
+                           value_set=pa.array(["range", "branch", "ip"]))).as_py():
+        return "a row's kind is not range, branch or ip"
+    if pc.min(table.column("count")).as_py() <= 0:
+        return "a row's count is not > 0"
+    if pc.min(table.column("samples")).as_py() < 0:
+        return "samples is negative"
+    for name in ("from", "to"):
+        if pc.min(table.column(name)).as_py() < 0:
+            return f"a row's {name!r} is negative (addresses are offsets >= 0)"
+    return None
+
+
+def aggregate(spark, sel: Selection) -> pa.Table:
+    """Cap, weight, drop zeros and sum per (kind, from, to): the merged rows, sorted."""
+    from pyspark.sql import functions as F
+
+    tasks = [(i.path, *sel.factors[i.path]) for i in sel.kept]
+    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
+    # From an RDD of the wanted slices: no shuffle to spread the files over executors.
+    files = spark.createDataFrame(spark.sparkContext.parallelize(tasks, slices),
+                                  "path string, num long, den long, k long")
+    rows = files.mapInArrow(read_rows, SCALED_INPUT)
+    dec = "decimal(38,0)"
+    # Exact integer math. Cap: c*num < 2^126 < 10^38 is exact in decimal(38,0), and `div`
+    # is the exact integral quotient (values are >= 0, so it is the floor); its result is at
+    # most c, so it fits the long `div` returns. Weight: the product can exceed int64, where
+    # `div` would wrap silently, so it stays decimal: x/1000 has 3 decimals, which
+    # decimal(38,6) holds exactly, and floor() of it is exact. A result too large for
+    # decimal (null) becomes 10^37, which the int64 check after the sum reports.
+    capped = F.expr(f"(cast(`count` as {dec}) * cast(num as {dec})) div cast(den as {dec})")
+    weighted = F.expr(f"coalesce(floor((cast(capped as {dec}) * cast(k as {dec})) / 1000), "
+                      f"cast('1e37' as {dec}))")
+    merged = (rows.withColumn("capped", capped)
+              .withColumn("weighted", weighted)
+              .where(F.col("weighted") > 0)
+              .groupBy("kind", "from", "to")
+              .agg(F.sum(F.col("weighted").cast(dec)).alias("count")))
+    table = collect_arrow(merged)
+    if table.num_rows == 0:
+        raise MergeError("every count became 0 after the host cap and weights: "
+                         "nothing written")
+    return table.sort_by([("kind", "ascending"), ("from", "ascending"),
+                          ("to", "ascending")])
+
+
+def collect_arrow(df) -> pa.Table:
+    """The (small) aggregated result on the driver as Arrow, counts checked to fit int64."""
+    pdf = df.withColumn("count", df["count"].cast("string")).toPandas()
+    counts: list[int] = []
+    for key, c in zip(zip(pdf["kind"], pdf["from"], pdf["to"]), pdf["count"]):
+        # A sum beyond decimal(38,0) is null.
+        if c is None or int(c) > INT64_MAX:
+            raise MergeError(f"the merged count of {key} exceeds int64")
+        counts.append(int(c))
+    return pa.table({
+        "kind": pa.array(pdf["kind"].tolist(), pa.utf8()),
+        "from": pa.array(pdf["from"].tolist(), pa.int64()),
+        "to": pa.array(pdf["to"].tolist(), pa.int64()),
+        "count": pa.array(counts, pa.int64()),
+    })
+
+
+# ---------------------------------------------------------------------------------------
+# Output (driver)
+
+
+def merged_table(sel: Selection, rows: pa.Table) -> pa.Table:
+    """The contract's merged file: per-file columns constant, footer metadata."""
+    kept = sel.kept
+    recorders = {i.recorder for i in kept}
+    samples = sum(scale(i.samples, sel.factors[i.path]) for i in kept)
+    if samples > INT64_MAX:
+        raise MergeError(f"the merged samples exceed int64 ({samples})")
+    n = rows.num_rows
+    constants = {
+        "build_id": kept[0].build_id,
+        "binary_path": min(i.binary_path for i in kept),
+        "host": "",
+        "host_class": "",
+        "recorder": recorders.pop() if len(recorders) == 1 else "mixed",
+        "window_start_ns": min(i.window_start_ns for i in kept),
+        "window_end_ns": max(i.window_end_ns for i in kept),
+        "samples": samples,
+    }
+    metadata = {
+        META_VERSION: str(SCHEMA_VERSION).encode(),
+        META_KIND: b"merged",
+        META_HOSTS: str(len({i.host for i in kept})).encode(),
+        META_FILES: str(len(kept)).encode(),
+    }
+    schema = pa.schema([pa.field(name, typ, nullable=False) for name, typ in COLUMNS],
+                       metadata=metadata)
+    arrays = [pa.array([constants[name]] * n, typ) if name in constants else rows.column(name)
+              for name, typ in COLUMNS]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def write_atomically(table: pa.Table, output: str) -> None:
+    """Write to a temporary name beside the output, then rename: never a partial file.
+    (On object stores a single PUT is already all-or-nothing; the rename is a copy.)"""
+    fs, path = open_fs(output)
+    parent, name = os.path.split(path)
+    if isinstance(fs, pafs.LocalFileSystem):
+        os.makedirs(parent or ".", exist_ok=True)
+    tmp = f"{parent}/.{name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        pq.write_table(table, tmp, filesystem=fs)
+        fs.move(tmp, path)
+    except BaseException:
+        try:
+            fs.delete_file(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------------------
+# Driver
+
+
+def spark_session(master: Optional[str]):
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    conf = SparkConf()
+    # spark-submit starts the JVM first and hands its gateway to this process; its
+    # --master is in the JVM's conf then, which a SparkConf made before the context
+    # cannot see yet: decide by the gateway, not by conf.contains("spark.master").
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is not None or not submitted:
+        # Run directly (not by spark-submit): local, and the workers must be this very
+        # interpreter (it has pyarrow), not whatever `python3` is on PATH.
+        conf.setMaster(master or "local[2]")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf.setAppName("kfdo merge-raw")
+    conf.setIfMissing("spark.ui.enabled", "false")
+    conf.setIfMissing("spark.ui.showConsoleProgress", "false")
+    conf.setIfMissing("spark.sql.execution.arrow.pyspark.enabled", "true")
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if not conf.contains("spark.sql.shuffle.partitions"):
+        # The aggregate is bounded by the distinct keys (thousands to millions), not by
+        # the fleet: two partitions per core spread it; Spark's default 200 costs more
+        # than it spreads on a small cluster.
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(max(2, 2 * spark.sparkContext.defaultParallelism)))
+    return spark
+
+
+def executor_error(e: BaseException) -> Optional[str]:
+    """Our own message inside a failed Spark job's Java/Python trace, if there is one."""
+    text = str(e)
+    at = text.find(ERROR_MARK)
+    if at < 0:
+        return None
+    return text[at + len(ERROR_MARK):].splitlines()[0]
+
+
+def run(opts: Options) -> None:
+    clock = Clock()
+    files = list_inputs(opts.inputs)
+    spark = spark_session(opts.master)
+    master = spark.sparkContext.master
+    clock.lap("start")
+    try:
+        infos = read_footers(spark, files, opts.skip_bad)
+        clock.lap("footers")
+        sel = select(infos, opts)
+        try:
+            rows = aggregate(spark, sel)
+        except MergeError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a file that broke in the data pass
+            msg = executor_error(e)
+            if msg is None:
+                raise
+            raise MergeError(msg) from None
+        clock.lap("merge")
+    finally:
+        spark.stop()
+    table = merged_table(sel, rows)
+    write_atomically(table, opts.output)
+    clock.lap("write")
+    rows_in = sum(i.rows for i in sel.kept)
+    print(f"merge-raw: kept {len(sel.kept)} files of {len({i.host for i in sel.kept})} hosts; "
+          f"dropped: {format_dropped(sel.dropped)}; rows in {rows_in}, "
+          f"rows out {table.num_rows}; wrote {opts.output}", file=sys.stderr)
+    print(f"merge-raw: seconds: {clock} (Spark master {master})", file=sys.stderr)
+
+
+class Clock:
+    """Wall time per phase, for the summary (the bench reads it)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps.append((name, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {s:.2f}" for name, s in self.laps)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    opts = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        run(opts)
+    except MergeError as e:
+        print(f"merge-raw: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
