@@ -577,8 +577,29 @@ def executor_error(e: BaseException) -> Optional[str]:
     return text[at + len(ERROR_MARK):].splitlines()[0]
 
 
+def output_inside_input(output: str, inputs: list[str]) -> Optional[str]:
+    """The input directory or prefix the output would land in, if any: a later merge of
+    that directory would read the merged file as one more host's (kfdo merge-raw refuses
+    the same)."""
+    def norm(p: str) -> str:
+        return (p if "://" in p else os.path.realpath(p)).rstrip("/")
+    out = norm(output)
+    for item in inputs:
+        if "://" not in item and not os.path.isdir(item):
+            continue
+        base = norm(item)
+        if out.startswith(base + "/"):
+            return item
+    return None
+
+
 def run(opts: Options) -> None:
     clock = Clock()
+    inside = output_inside_input(opts.output, opts.inputs)
+    if inside is not None:
+        raise MergeError(f"-o {opts.output}: lies inside the input directory {inside}: a later "
+                         "merge of it would read the merged file as one more host's; write "
+                         "it elsewhere")
     files = list_inputs(opts.inputs)
     spark = spark_session(opts.master)
     master = spark.sparkContext.master

@@ -407,4 +407,14 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
     let empty = f.root.join("bad/empty");
     std::fs::create_dir_all(&empty).unwrap();
     both_fail(&python, &[&empty], &empty, "no *.parquet");
+
+    // The output inside an input directory: a later merge would count it as a host.
+    let out_dir = f.root.join("out-bad");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    both_fail(
+        &python,
+        &[&out_dir],
+        &out_dir,
+        "lies inside the input directory",
+    );
 }

@@ -426,6 +426,12 @@ fn bad_inputs_name_the_file_and_write_nothing() {
     std::fs::create_dir(&empty).unwrap();
     let e = merge(&[&empty], &[]);
     assert!(e.contains("empty") && e.contains("no *.parquet"), "{e}");
+    // The output inside an input directory: a later merge would count it as a host.
+    let e = merge(&[d.path()], &[]);
+    assert!(
+        e.contains("lies inside the input directory") && e.contains("out.parquet"),
+        "{e}"
+    );
     // --from-raw against another binary: both build-ids named.
     let other_dir = tempfile::tempdir().unwrap();
     let other_bin = build("lz.c", other_dir.path(), &["-O1"]);

@@ -60,7 +60,7 @@ fn record(k: &Kernel, period: u64, extra: &[&str]) -> Recorded {
             .args(["record", "--emulated-kernel", "--json", "-c"])
             .arg(period.to_string())
             .arg("--kernel")
-            .arg(&k.image)
+            .arg(&k.bzimage)
             .arg("--initrd")
             .arg(&k.initrd)
             .arg("--vmlinux")
