@@ -19,7 +19,9 @@
 
 mod common;
 
-use common::kernel::{hottest_functions, mnemonics, sample_profile_remarks, source_of};
+use common::kernel::{
+    hottest_functions, mnemonics, recipe_out_beside, sample_profile_remarks, source_of,
+};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,13 +64,9 @@ fn an_arm64_autofdo_kernel_is_cross_built_booted_and_judged() {
     if !wanted() {
         return;
     }
-    let Some(shared) = kfdo_testkit::kernel_recipe_out() else {
+    let Some(out) = recipe_out_beside("-arm64") else {
         return;
     };
-    let out = shared.with_file_name(format!(
-        "{}-arm64",
-        shared.file_name().unwrap().to_string_lossy()
-    ));
     let recipe = repo_root().join("tests/kernel/arm64-recipe");
     let run = run_ok(
         kfdo()

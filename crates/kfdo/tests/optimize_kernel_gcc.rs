@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::kernel::{hottest_functions, recompile, source_of};
+use common::kernel::{hottest_functions, recipe_out_beside, recompile, source_of};
 use common::*;
 use std::path::{Path, PathBuf};
 
@@ -92,13 +92,9 @@ fn gcc_autofdo_and_gcov_kernel_pgo_kernels_are_built_and_judged() {
     if !wanted() {
         return;
     }
-    let Some(shared) = kfdo_testkit::kernel_recipe_out() else {
+    let Some(out) = recipe_out_beside("-gcc") else {
         return;
     };
-    let out = shared.with_file_name(format!(
-        "{}-gcc",
-        shared.file_name().unwrap().to_string_lossy()
-    ));
     let recipe = repo_root().join("tests/kernel/gcc-recipe");
     let optimize = || {
         run_ok(

@@ -4,36 +4,14 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
 /// One emulated-LBR recording of lz, shared by the cases (recording is the slow part).
-struct Fixture {
-    _dir: tempfile::TempDir,
-    dir: PathBuf,
-    bin: PathBuf,
-    data: PathBuf,
-}
-
-fn fixture() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().to_path_buf();
-        let bin = build("lz.c", &dir, &[]);
-        let data = dir.join("lz.data");
-        let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
-            .args(["100000"])
-            .period(211);
-        kfdo_record::record_user(&cfg).unwrap();
-        Fixture {
-            _dir: tmp,
-            dir,
-            bin,
-            data,
-        }
-    })
+fn fixture() -> &'static LzRecording {
+    static F: OnceLock<LzRecording> = OnceLock::new();
+    F.get_or_init(lz_recording)
 }
 
 /// Run `kfdo profile` expecting failure: returns stderr, checks there is no output.

@@ -11,27 +11,17 @@ use kfdo_rawfleet::write::{write_file, write_with_footer, FileKind};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// lz's recording, and `profile --raw-out` of all of it (host "whole").
 struct Fixture {
-    _dir: tempfile::TempDir,
-    dir: PathBuf,
-    bin: PathBuf,
-    data: PathBuf,
-    /// `profile --raw-out` of the whole recording, host "whole".
+    rec: LzRecording,
     host_file: PathBuf,
 }
 
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().to_path_buf();
-        let bin = build("lz.c", &dir, &[]);
-        let data = dir.join("lz.data");
-        let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
-            .args(["100000"])
-            .period(211);
-        kfdo_record::record_user(&cfg).unwrap();
-        let host_file = dir.join("whole.parquet");
+        let rec = lz_recording();
+        let host_file = rec.dir.join("whole.parquet");
         run_ok(
             kfdo()
                 .args([
@@ -43,19 +33,13 @@ fn fixture() -> &'static Fixture {
                     "web",
                     "--binary",
                 ])
-                .arg(&bin)
+                .arg(&rec.bin)
                 .arg("--perf-data")
-                .arg(&data)
+                .arg(&rec.data)
                 .arg("--raw-out")
                 .arg(&host_file),
         );
-        Fixture {
-            _dir: tmp,
-            dir,
-            bin,
-            data,
-            host_file,
-        }
+        Fixture { rec, host_file }
     })
 }
 
@@ -71,11 +55,11 @@ fn raw_out_then_from_raw_gives_the_direct_profile() {
     for format in ["text", "extbinary"] {
         let direct = d.path().join(format!("direct.{format}"));
         let via = d.path().join(format!("via.{format}"));
-        profile_perf_data(&f.bin, &f.data, &direct, format);
+        profile_perf_data(&f.rec.bin, &f.rec.data, &direct, format);
         run_ok(
             kfdo()
                 .args(["profile", "-q", "--format", format, "--binary"])
-                .arg(&f.bin)
+                .arg(&f.rec.bin)
                 .arg("--from-raw")
                 .arg(&f.host_file)
                 .arg("-o")
@@ -120,7 +104,7 @@ fn ip_only_round_trip() {
         run_ok(
             kfdo()
                 .args(["profile", "-q", "--binary"])
-                .arg(&f.bin)
+                .arg(&f.rec.bin)
                 .args(extra)
                 .arg(input.0)
                 .arg(input.1)
@@ -135,12 +119,12 @@ fn ip_only_round_trip() {
     profile(
         &["--ip-only", "--host", "h"],
         &file,
-        ("--perf-data", &f.data),
+        ("--perf-data", &f.rec.data),
     );
     profile(
         &["--ip-only", "--format", "text"],
         &direct,
-        ("--perf-data", &f.data),
+        ("--perf-data", &f.rec.data),
     );
     profile(&["--format", "text"], &via, ("--from-raw", &file));
     assert_eq!(
@@ -183,9 +167,9 @@ fn split_then_merge_equals_the_whole_recording() {
                 "--no-perturb",
             ])
             .args(["--classes", "web,db", "--binary"])
-            .arg(&f.bin)
+            .arg(&f.rec.bin)
             .arg("--perf-data")
-            .arg(&f.data)
+            .arg(&f.rec.data)
             .arg("--out")
             .arg(&hosts),
     );
@@ -221,9 +205,9 @@ fn split_is_seeded_and_caps_hosts() {
                     "web",
                     "--binary",
                 ])
-                .arg(&f.bin)
+                .arg(&f.rec.bin)
                 .arg("--perf-data")
-                .arg(&f.data)
+                .arg(&f.rec.data)
                 .arg("--out")
                 .arg(out),
         );
@@ -308,7 +292,9 @@ fn merge_raw_caps_then_weighs_exactly() {
         info("b", "batch", 100),
         &[(Range, 16, 32, 99), (Branch, 32, 16, 2)],
     );
-    let out = d.path().join("m.parquet");
+    // The merged file goes elsewhere: merge-raw refuses an output inside an input directory.
+    let o = tempfile::tempdir().unwrap();
+    let out = o.path().join("m.parquet");
     run_ok(
         kfdo()
             .arg("merge-raw")
@@ -457,8 +443,7 @@ fn bad_inputs_name_the_file_and_write_nothing() {
             .collect::<String>()
     };
     assert!(
-        e.contains("whole.parquet") && e.contains(&id(&f.bin)) && e.contains(&id(&other_bin)),
+        e.contains("whole.parquet") && e.contains(&id(&f.rec.bin)) && e.contains(&id(&other_bin)),
         "{e}"
     );
-    let _ = &f.dir;
 }

@@ -3,7 +3,7 @@
 //! the command line kbuild used for it (with clang's sample-profile remarks).
 
 use super::{kfdo, run_ok};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Functions of a profile by total samples, hottest first (`kfdo show`).
@@ -105,4 +105,13 @@ pub fn sample_profile_remarks(build: &Path, object: &str) -> usize {
         .lines()
         .filter(|l| l.contains("remark:") && l.contains("[-Rpass=sample-profile]"))
         .count()
+}
+
+/// A kernel recipe test's output directory: beside the x86-64 recipe test's
+/// (`kfdo_testkit::kernel_recipe_out`) with `suffix` appended (`-gcc`, `-arm64`), so that
+/// a rerun reuses what is unchanged; None when the kernel tests are skipped here.
+pub fn recipe_out_beside(suffix: &str) -> Option<PathBuf> {
+    let shared = kfdo_testkit::kernel_recipe_out()?;
+    let name = shared.file_name()?.to_string_lossy().to_string();
+    Some(shared.with_file_name(format!("{name}{suffix}")))
 }

@@ -57,6 +57,33 @@ pub fn record_emulated(bin: &Path, args: &[&str], out: &Path) {
     );
 }
 
+/// lz built in a temporary directory and recorded under the emulated LBR (`lz 100000`,
+/// period 211), through the library: the recording several tests share, built once per
+/// test binary by its caller (recording is their slow part).
+pub struct LzRecording {
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub bin: PathBuf,
+    pub data: PathBuf,
+}
+
+pub fn lz_recording() -> LzRecording {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    let bin = build("lz.c", &dir, &[]);
+    let data = dir.join("lz.data");
+    let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
+        .args(["100000"])
+        .period(211);
+    kfdo_record::record_user(&cfg).unwrap();
+    LzRecording {
+        tmp,
+        dir,
+        bin,
+        data,
+    }
+}
+
 /// `kfdo profile --format FORMAT` of one perf.data of `bin` into `out`.
 pub fn profile_perf_data(bin: &Path, data: &Path, out: &Path, format: &str) {
     run_ok(
