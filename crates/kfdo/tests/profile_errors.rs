@@ -79,18 +79,10 @@ fn build_id_mismatch_names_both_ids() {
     let f = fixture();
     let other_dir = tempfile::tempdir().unwrap();
     let other = build("lz.c", other_dir.path(), &["-O1"]);
-    let hex = |b: &Path| {
-        let bin = kfdo_elf::Binary::open(b).unwrap();
-        bin.build_id()
-            .unwrap()
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect::<String>()
-    };
     let e = fails(&other, &["--perf-data", f.data.to_str().unwrap()], &[]);
     assert!(e.contains("build-id mismatch"), "{e}");
     assert!(
-        e.contains(&hex(&f.bin)) && e.contains(&hex(&other)),
+        e.contains(&build_id_hex(&f.bin)) && e.contains(&build_id_hex(&other)),
         "both ids: {e}"
     );
 }

@@ -434,16 +434,10 @@ fn bad_inputs_name_the_file_and_write_nothing() {
         ],
         &prof,
     );
-    let id = |b: &Path| {
-        let bin = kfdo_elf::Binary::open(b).unwrap();
-        bin.build_id()
-            .unwrap()
-            .iter()
-            .map(|x| format!("{x:02x}"))
-            .collect::<String>()
-    };
     assert!(
-        e.contains("whole.parquet") && e.contains(&id(&f.rec.bin)) && e.contains(&id(&other_bin)),
+        e.contains("whole.parquet")
+            && e.contains(&build_id_hex(&f.rec.bin))
+            && e.contains(&build_id_hex(&other_bin)),
         "{e}"
     );
 }

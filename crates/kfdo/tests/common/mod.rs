@@ -57,6 +57,16 @@ pub fn record_emulated(bin: &Path, args: &[&str], out: &Path) {
     );
 }
 
+/// A binary's GNU build-id as lowercase hex, as kfdo's messages print it.
+pub fn build_id_hex(bin: &Path) -> String {
+    let b = kfdo_elf::Binary::open(bin).unwrap();
+    b.build_id()
+        .unwrap()
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
 /// lz built in a temporary directory and recorded under the emulated LBR (`lz 100000`,
 /// period 211), through the library: the recording several tests share, built once per
 /// test binary by its caller (recording is their slow part).
