@@ -12,8 +12,9 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # run: sqlite3's amalgamation needs tclsh and make; the benches use time and bc.
           dpkg-dev tcl make time bc
           # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
-          # what `make bindeb-pkg` / `make binrpm-pkg` run.
-          flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev
+          # what `make bindeb-pkg` / `make binrpm-pkg` run (its dpkg-checkbuilddeps asks
+          # for kmod and rsync by name).
+          flex bison libelf-dev libssl-dev cpio rpm fakeroot debhelper libdw-dev kmod rsync
           # aarch64: Debian's cross sysroot (clang-19 --target=aarch64-linux-gnu links
           # against it; qemu-aarch64 -L /usr/aarch64-linux-gnu runs the result), and
           # qemu-system-aarch64 for arm64 kernels.
