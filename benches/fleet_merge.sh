@@ -5,7 +5,7 @@
 #
 #   bash benches/fleet_merge.sh [ROUNDS] [HOSTS] [LARGE_FILES] [LARGE_ROWS]
 #
-# Fleet: three real programs (tests/programs lz, interp, shapes; clang-19 -O2 -g, as the
+# Fleet: three real programs (testdata/programs lz, interp, shapes; clang-19 -O2 -g, as the
 # tests build them), each recorded once under `kfdo record --method emulated` (32-entry
 # stacks, period 1009) on a long input, and cut by `kfdo raw split` into HOSTS (default
 # 600) per-host files with seeded classes and count factors (some hosts get two files).
@@ -50,7 +50,7 @@ if [ "$(cat "$WORK/fleet.params" 2>/dev/null)" != "$HOSTS" ]; then
     read -r name src arg <<<"$spec"
     cc=clang-19; [[ $src == *.cpp ]] && cc=clang++-19
     $cc -O2 -g -fdebug-info-for-profiling -funique-internal-linkage-names \
-      -o "$WORK/bin/$name" "tests/programs/$src"
+      -o "$WORK/bin/$name" "testdata/programs/$src"
     echo "recording $name $arg (emulated LBR)..."
     "$KFDO" record -q --method emulated -c 1009 -o "$WORK/bin/$name.data" -- "$WORK/bin/$name" "$arg" >/dev/null
     seed=$((seed + 1))

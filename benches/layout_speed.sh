@@ -7,7 +7,7 @@
 #
 #   bash benches/layout_speed.sh [ROUNDS] [LZ_SIZE] [PERIOD]
 #
-# Input: lz (tests/programs/lz.c, clang-19 -O2 -g -fbasic-block-address-map, non-PIE,
+# Input: lz (testdata/programs/lz.c, clang-19 -O2 -g -fbasic-block-address-map, non-PIE,
 # linked by lld with --emit-relocs as BOLT wants) recorded with kfdo's emulated LBR:
 # every sample is a full 32-entry branch stack. perf2bolt runs `perf script` itself (its
 # text stage is part of its time) and disassembles every function; kfdo reads the
@@ -24,7 +24,7 @@ KFDO=${KFDO_BIN:-$PWD/target/release/kfdo}
 PERF2BOLT=/usr/lib/llvm-19/bin/perf2bolt
 mkdir -p "$WORK"
 [ -n "${KFDO_BIN:-}" ] || cargo build --release -q -p kfdo
-clang-19 -O2 -g -fbasic-block-address-map -fno-pie -no-pie -fuse-ld=lld -Wl,--emit-relocs -o "$WORK/lz.new" tests/programs/lz.c
+clang-19 -O2 -g -fbasic-block-address-map -fno-pie -no-pie -fuse-ld=lld -Wl,--emit-relocs -o "$WORK/lz.new" testdata/programs/lz.c
 # Keep the old binary (and so the recording) when the build is unchanged.
 if cmp -s "$WORK/lz.new" "$WORK/lz"; then rm "$WORK/lz.new"; else mv "$WORK/lz.new" "$WORK/lz"; fi
 if [ ! -s "$WORK/lbr.data" ] || [ "$WORK/lbr.data" -ot "$WORK/lz" ]; then

@@ -5,7 +5,7 @@
 # profile (text), and compared with `llvm-profdata-19 overlap --sample` against the period-1
 # profile. Not a timed test.
 #
-# Programs: tests/programs/lz.c (default input), and sqlite3's speedtest1 (Debian bookworm
+# Programs: testdata/programs/lz.c (default input), and sqlite3's speedtest1 (Debian bookworm
 # source package, the amalgamation benches/record_overhead.sh builds) run as
 # `speedtest1 --size SIZE --memdb`. Both are built with clang-19 -O2 -g
 # -fdebug-info-for-profiling -funique-internal-linkage-names, as an AutoFDO build would be.
@@ -79,7 +79,7 @@ if [ ! -x "$bld/speedtest1" ]; then
   mv "$bld/speedtest1.tmp" "$bld/speedtest1"
 fi
 mkdir -p "$cache/lz-fdo"
-clang-19 "${cflags[@]}" -o "$cache/lz-fdo/lz" tests/programs/lz.c
+clang-19 "${cflags[@]}" -o "$cache/lz-fdo/lz" testdata/programs/lz.c
 
 if [ -z "${KFDO_BIN:-}" ]; then cargo build --release -q -p kfdo; fi
 kfdo="${KFDO_BIN:-$PWD/target/release/kfdo}"

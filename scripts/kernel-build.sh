@@ -7,7 +7,7 @@
 # Outputs (in ${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}, outside git):
 #   bzImage         the kernel to boot (qemu-system-x86_64 -kernel)
 #   vmlinux         the ELF with DWARF (for kfdo profile --kernel / llvm-profgen --kernel)
-#   initramfs.cpio.gz   /init = tests/kernel/workload.c built static
+#   initramfs.cpio.gz   /init = testdata/kernel/workload.c built static
 #
 # Idempotent: the kernel is rebuilt only when the config recipe below (or the source tarball)
 # changes; the initramfs only when the workload source changes. Safe to run concurrently
@@ -76,7 +76,7 @@ else
 fi
 
 # The initramfs: /init is the static workload; /dev/console for early output.
-wsrc="$here/tests/kernel/workload.c"
+wsrc="$here/testdata/kernel/workload.c"
 wsum=$(sha256sum "$wsrc" | cut -c1-16)
 if [ -f "$cache/initramfs.cpio.gz" ] && [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" = "$wsum" ]; then
     log "initramfs up to date"

@@ -1,4 +1,4 @@
-//! `kfdo optimize` end to end on a small real program (tests/programs/lz.c)
+//! `kfdo optimize` end to end on a small real program (testdata/programs/lz.c)
 //! with every variant: real clang-19 builds, a real emulated-LBR training
 //! run, kfdo's and llvm-profgen-19's profiles, instrumented PGO, ThinLTO, a
 //! real interleaved benchmark, heat maps and the report. Then the cache:
@@ -53,7 +53,7 @@ fn write_recipe(dir: &Path, bench_size: &str, build: &str) -> PathBuf {
         &recipe,
         format!(
             r#"name = "lz"
-description = "tests/programs/lz.c"
+description = "testdata/programs/lz.c"
 [source]
 path = "src"
 [build]

@@ -1,5 +1,5 @@
 //! `kfdo optimize` on a GCC recipe (`[build] compiler = "gcc"`): real gcc builds of
-//! tests/programs/lz.c, compiled into a subdirectory and linked apart (so the `.gcda`
+//! testdata/programs/lz.c, compiled into a subdirectory and linked apart (so the `.gcda`
 //! files of instrumented PGO must land beside objects that are not in the build's top
 //! directory), an emulated-LBR training run turned into GCC's gcov AutoFDO profile, the
 //! three builds judged and summarized; the LLVM-only variants refused by name.

@@ -76,7 +76,7 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     let Some(out) = kfdo_testkit::kernel_recipe_out() else {
         return;
     };
-    let recipe = repo_root().join("tests/kernel/autofdo-recipe");
+    let recipe = repo_root().join("testdata/kernel/autofdo-recipe");
     // Without packages first: packaging runs kbuild again in the winner's tree (binrpm-pkg
     // with its own build number), so the rerun-from-cache check comes before it.
     let optimize = |packages| run_ok(&mut optimize_cmd(&recipe, &out, packages));

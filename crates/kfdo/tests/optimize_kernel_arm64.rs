@@ -11,7 +11,7 @@
 //! - clang's `-Rpass=sample-profile` remarks on the hottest function's file with the
 //!   autofdo build's command line, none with the baseline's; the hot code changed.
 //!
-//! The test configuration has no networking and no modules (tests/kernel/no-net.config),
+//! The test configuration has no networking and no modules (testdata/kernel/no-net.config),
 //! to keep its two kernel builds short; a few boots under TCG. Its output sits beside the x86-64 kernel
 //! tests' (`kfdo_testkit::kernel_recipe_out`), so a rerun reuses what is unchanged. It
 //! runs in CI; on a developer's machine when that directory exists or with
@@ -67,7 +67,7 @@ fn an_arm64_autofdo_kernel_is_cross_built_booted_and_judged() {
     let Some(out) = recipe_out_beside("-arm64") else {
         return;
     };
-    let recipe = repo_root().join("tests/kernel/arm64-recipe");
+    let recipe = repo_root().join("testdata/kernel/arm64-recipe");
     let run = run_ok(
         kfdo()
             .arg("optimize")

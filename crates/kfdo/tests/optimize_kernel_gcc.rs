@@ -95,7 +95,7 @@ fn gcc_autofdo_and_gcov_kernel_pgo_kernels_are_built_and_judged() {
     let Some(out) = recipe_out_beside("-gcc") else {
         return;
     };
-    let recipe = repo_root().join("tests/kernel/gcc-recipe");
+    let recipe = repo_root().join("testdata/kernel/gcc-recipe");
     let optimize = || {
         run_ok(
             kfdo()
@@ -214,7 +214,7 @@ fn gcc_autofdo_and_gcov_kernel_pgo_kernels_are_built_and_judged() {
     }
     let o = kfdo()
         .arg("optimize")
-        .arg(repo_root().join("tests/kernel/autofdo-recipe"))
+        .arg(repo_root().join("testdata/kernel/autofdo-recipe"))
         .arg("-o")
         .arg(out.join("refused"))
         .args(["--variants", "ifdo"])

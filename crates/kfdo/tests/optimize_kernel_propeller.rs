@@ -39,7 +39,7 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
     let Some(out) = kfdo_testkit::kernel_recipe_out() else {
         return;
     };
-    let recipe = repo_root().join("tests/kernel/autofdo-recipe");
+    let recipe = repo_root().join("testdata/kernel/autofdo-recipe");
     run_ok(
         kfdo()
             .arg("optimize")

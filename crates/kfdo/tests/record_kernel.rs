@@ -2,7 +2,7 @@
 //! a small x86_64 kernel built with clang-19 (`scripts/kernel-build.sh`: Debian's
 //! linux-source-6.1, tinyconfig plus a serial console, initramfs, ELF, DWARF 5, KASLR on)
 //! boots under `qemu-system-x86_64` (TCG) with an initramfs whose `/init` is
-//! `tests/kernel/workload.c` (file I/O, pipes, fork / exec, syscalls in a loop, then power
+//! `testdata/kernel/workload.c` (file I/O, pipes, fork / exec, syscalls in a loop, then power
 //! off). `kfdo record --emulated-kernel` records kernel-only emulated-LBR samples; then
 //!
 //! - `perf script -F ip,brstack --show-mmap-events` reads the perf.data and shows the

@@ -23,7 +23,7 @@ pub fn repo_root() -> PathBuf {
 }
 
 pub fn program_source(name: &str) -> PathBuf {
-    repo_root().join("tests/programs").join(name)
+    repo_root().join("testdata/programs").join(name)
 }
 
 pub fn kfdo() -> Command {
