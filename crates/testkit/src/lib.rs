@@ -14,8 +14,9 @@
 //! }
 //! ```
 
+use std::borrow::Borrow;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// How to install what the tests use.
 pub const INSTALL_HINT: &str = "bash scripts/install-deps.sh installs it";
@@ -82,6 +83,47 @@ pub fn require_tools(names: &[&str]) -> bool {
             INSTALL_HINT,
         )
     })
+}
+
+/// `out` (a finished command's output, or a reference to one), if the command succeeded;
+/// otherwise the test fails, naming `what` and showing the exit status, stdout and
+/// stderr. The one "run, then assert success" check of the kfdo tests.
+pub fn ok<O: Borrow<Output>>(out: O, what: &str) -> O {
+    if let Err(e) = success(out.borrow(), what) {
+        panic!("{e}");
+    }
+    out
+}
+
+/// Runs `cmd` and returns its output; the test fails (see [`ok`]) if it cannot start or
+/// does not succeed.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let what = format!("{cmd:?}");
+    run_named(cmd, &what)
+}
+
+/// The stdout, as text, of `cmd` run as [`run_ok`] does, naming it `what` if it fails.
+pub fn run_stdout(cmd: &mut Command, what: &str) -> String {
+    String::from_utf8_lossy(&run_named(cmd, what).stdout).into_owned()
+}
+
+fn run_named(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    ok(out, what)
+}
+
+fn success(out: &Output, what: &str) -> Result<(), String> {
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
 }
 
 /// The small test kernel that `scripts/kernel-build.sh` caches in
@@ -190,6 +232,26 @@ mod tests {
             "{e}"
         );
         assert!(unmet("x", "y", false).is_ok());
+    }
+
+    #[test]
+    fn a_failed_command_is_reported_with_its_status_and_output() {
+        let out = Command::new("sh")
+            .args(["-c", "echo to-stdout; echo to-stderr >&2; exit 3"])
+            .output()
+            .unwrap();
+        let e = success(&out, "the failing step").unwrap_err();
+        for part in [
+            "the failing step failed",
+            "exit status: 3",
+            "to-stdout",
+            "to-stderr",
+        ] {
+            assert!(e.contains(part), "{part:?} missing from {e}");
+        }
+        let passed = Command::new("true").output().unwrap();
+        assert_eq!(ok(&passed, "true").status.code(), Some(0));
+        assert!(std::panic::catch_unwind(|| ok(out, "the failing step")).is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! of the recording merged back gives the whole recording's counts; cap and weight
 //! arithmetic on hand-written files; and bad inputs fail cleanly, naming the file.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kfdo_rawfleet::schema::{FileInfo, Row, RowKind};
@@ -13,14 +13,14 @@ use std::sync::OnceLock;
 
 /// lz's recording, and `profile --raw-out` of all of it (host "whole").
 struct Fixture {
-    rec: LzRecording,
+    rec: &'static LzRecording,
     host_file: PathBuf,
 }
 
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let rec = lz_recording();
+        let rec = lz();
         let host_file = rec.dir.join("whole.parquet");
         run_ok(
             kfdo()

@@ -1,17 +1,15 @@
 //! Bad input to `kfdo profile`: each case is a clear error that names the file
 //! and says what to do, a non-zero exit, and no output file.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 /// One emulated-LBR recording of lz, shared by the cases (recording is the slow part).
 fn fixture() -> &'static LzRecording {
-    static F: OnceLock<LzRecording> = OnceLock::new();
-    F.get_or_init(lz_recording)
+    lz()
 }
 
 /// Run `kfdo profile` expecting failure: returns stderr, checks there is no output.

@@ -11,14 +11,14 @@
 //! Needs the pyspark venv of `scripts/install-pyspark.sh` (install-deps.sh runs it);
 //! without it the test is skipped here and fails where tests must run (testkit).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::{build, kfdo, record_emulated, repo_root, run_ok};
+use common::{build, kfdo, ok, record_emulated, repo_root, run_ok};
 
 /// Hosts per program: shapes' fleet alone is over 500 files (some hosts have two).
 const MAIN_HOSTS: usize = 520;
@@ -176,15 +176,6 @@ fn merge_raw(args: &[String]) -> Output {
     kfdo().arg("merge-raw").args(args).output().unwrap()
 }
 
-fn ok(what: &str, out: &Output) {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// The footer key `key` of a dump.
 fn meta(dump: &str, key: &str) -> String {
     dump.lines()
@@ -208,10 +199,10 @@ fn both(python: &Path, name: &str, inputs: &[&Path], opts: &[String]) -> String 
         v.push(out.display().to_string());
         v
     };
-    ok("kfdo merge-raw", &merge_raw(&args(&ours)));
+    ok(merge_raw(&args(&ours)), "kfdo merge-raw");
     let started = std::time::Instant::now();
     let out = spark(python, &args(&theirs));
-    ok("the Spark job", &out);
+    ok(&out, "the Spark job");
     eprintln!(
         "{name}: Spark job {:.1}s: {}",
         started.elapsed().as_secs_f64(),
@@ -245,6 +236,7 @@ fn rows(dump: &str) -> usize {
 
 #[test]
 fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     let Some(python) = have_tools() else { return };
     let f = fleet();
     let main_files: Vec<&HostFile> = f
@@ -370,6 +362,7 @@ fn both_fail(python: &Path, inputs: &[&Path], named: &Path, why: &str) {
 
 #[test]
 fn spark_job_rejects_bad_inputs_naming_the_file() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     let Some(python) = have_tools() else { return };
     let f = fleet();
 

@@ -3,6 +3,7 @@
 //! tag recorded on another kernel refused unless forced; every error names the store
 //! and the fix and writes nothing.
 
+use kfdo_testkit::ok;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -17,17 +18,6 @@ fn spin(n: u32) -> String {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(out: Output, what: &str) -> Output {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
 }
 
 /// `kfdo compare --tag TAG` of `cmd` into `db`, `runs` timed runs, no counters.

@@ -4,7 +4,7 @@
 //! must name exactly the function gone and the one whose lines moved, match the old
 //! profile fully against its own build, and `kfdo report --profiles` must render it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

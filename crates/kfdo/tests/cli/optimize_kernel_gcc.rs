@@ -15,7 +15,7 @@
 //! runs in CI; on a developer's machine when that directory exists or with
 //! `KFDO_KERNEL_TESTS=1`.
 
-mod common;
+use crate::common;
 
 use common::kernel::{hottest_functions, recipe_out_beside, recompile, source_of};
 use common::*;
@@ -89,6 +89,7 @@ fn count_kinds(dump: &str) -> (usize, usize) {
 
 #[test]
 fn gcc_autofdo_and_gcov_kernel_pgo_kernels_are_built_and_judged() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !wanted() {
         return;
     }

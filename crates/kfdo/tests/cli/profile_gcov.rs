@@ -6,7 +6,7 @@
 //! A profile for the other release is refused by gcc and by kfdo's reader. Where
 //! AutoFDO's create_gcov runs, its profile of the same samples is compared.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! back from its own BB address map and symbols), and its output must not change.
 //! Bad inputs: clear errors, neither file written.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! the program it writes must still produce the same output. Bad inputs: clear errors,
 //! no output file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

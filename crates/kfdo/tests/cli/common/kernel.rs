@@ -60,7 +60,9 @@ pub fn recompile(build: &Path, object: &str, extra: &str) -> Output {
         .unwrap_or_else(|| panic!("{}: no savedcmd line", cmd_file.display()));
     // The compile alone: kbuild chains objtool (and more) after it with `;`.
     let line = line.split(" ; ").next().unwrap_or(line);
-    let out = std::env::temp_dir().join(format!("kfdo-recompile-{}.o", std::process::id()));
+    // A directory of its own: tests share this process (and its id).
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join(name);
     let line = line.replace(
         &format!(" -o {object} "),
         &format!(" -o {} ", out.display()),
@@ -71,7 +73,6 @@ pub fn recompile(build: &Path, object: &str, extra: &str) -> Output {
         .current_dir(build)
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&out);
     assert!(
         o.status.success(),
         "recompiling {object} in {} failed:\n{}",

@@ -10,39 +10,26 @@
 //! are cached under the target directory, so reruns only measure.
 //! Set KFDO_OFFLINE=1 to skip this test where deb.debian.org can't be reached.
 
-mod common;
+use crate::common;
 
 use common::fetch_sqlite_source;
+use kfdo_testkit::run_stdout;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// sqlite3.c + speedtest1 at -O0 and -O2, built once and cached.
 fn build(src: &Path) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite3-speedtest1");
     std::fs::create_dir_all(&dir).unwrap();
     if !dir.join("sqlite3.c").exists() {
-        run(
+        run_stdout(
             Command::new(src.join("configure"))
                 .current_dir(&dir)
                 .env("CC", "clang-19")
                 .args(["--disable-tcl", "--disable-readline"]),
             "sqlite3 configure",
         );
-        run(
+        run_stdout(
             Command::new("make").current_dir(&dir).arg("sqlite3.c"),
             "make sqlite3.c (needs tclsh)",
         );
@@ -83,6 +70,7 @@ fn build(src: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     let Some(src) = fetch_sqlite_source() else {
         return;
     };
@@ -91,7 +79,7 @@ fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
     let db = dir.path().join("results.db");
     let json = dir.path().join("verdict.json");
     // --size 5 keeps a run near 0.1-0.2 s and cachegrind near 10-20 s.
-    let out = run(
+    let out = run_stdout(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args([
                 "compare",
@@ -155,7 +143,7 @@ fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
 
     // And the report of that store says the same.
     let rep = dir.path().join("report");
-    run(
+    run_stdout(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args(["report", "--store"])
             .arg(&db)

@@ -6,7 +6,8 @@ pub mod kernel;
 
 use kfdo_afdo::{FunctionSamples, Profile};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub const CFLAGS: &[&str] = &[
     "-O2",
@@ -30,18 +31,18 @@ pub fn kfdo() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kfdo"))
 }
 
-/// Run a command; panic with its stderr when it fails.
-pub fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+pub use kfdo_testkit::{ok, run_ok};
+
+/// Held for its whole body by each test that takes the machine for minutes (a kernel
+/// built or booted, sqlite3 or a Spark job built and run): one such test at a time, as
+/// when each was its own test binary. Some also share directories (the kernel recipe
+/// tests' output, the sqlite3 amalgamation) that two at once would corrupt. A test that
+/// failed holding it does not fail the others: they take it over.
+pub fn heavy_test_lock() -> MutexGuard<'static, ()> {
+    static HEAVY: Mutex<()> = Mutex::new(());
+    HEAVY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `kfdo record --method emulated` of `bin ARGS` into `out`, at a prime period (1009
@@ -68,8 +69,8 @@ pub fn build_id_hex(bin: &Path) -> String {
 }
 
 /// lz built in a temporary directory and recorded under the emulated LBR (`lz 100000`,
-/// period 211), through the library: the recording several tests share, built once per
-/// test binary by its caller (recording is their slow part).
+/// period 211), through the library: the recording several test modules share (see
+/// [`lz`]).
 pub struct LzRecording {
     pub tmp: tempfile::TempDir,
     pub dir: PathBuf,
@@ -77,7 +78,15 @@ pub struct LzRecording {
     pub data: PathBuf,
 }
 
-pub fn lz_recording() -> LzRecording {
+/// lz's shared recording, made by the first test that asks for it and reused by every
+/// other in this run (recording is their slow part). Tests may add files of their own to
+/// its directory, under names no other test uses.
+pub fn lz() -> &'static LzRecording {
+    static LZ: OnceLock<LzRecording> = OnceLock::new();
+    LZ.get_or_init(lz_recording)
+}
+
+fn lz_recording() -> LzRecording {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
     let bin = build("lz.c", &dir, &[]);

@@ -11,7 +11,7 @@
 //! processes mapping the binary at different bases are separated per process
 //! by kfdo, while llvm-profgen applies the latest mmap to every sample.)
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};

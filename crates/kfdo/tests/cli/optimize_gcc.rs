@@ -4,7 +4,7 @@
 //! directory), an emulated-LBR training run turned into GCC's gcov AutoFDO profile, the
 //! three builds judged and summarized; the LLVM-only variants refused by name.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

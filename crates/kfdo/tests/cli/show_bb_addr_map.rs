@@ -2,7 +2,7 @@
 //! (the field-by-field comparison with llvm-readobj-19 is crates/elf/tests/bb_addr_map.rs),
 //! and refuses a binary without one.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -8,7 +8,7 @@
 //! and BOLT variants, on the baseline and on autofdo+thinlto: relinked in the profiles'
 //! order, rewritten by llvm-bolt-19, judged with the others.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -92,16 +92,6 @@ fn optimize(recipe: &Path, out: &Path) -> Output {
         .unwrap()
 }
 
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "kfdo optimize failed ({}):\n{}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
 #[test]
 fn optimize_builds_judges_and_reruns_only_what_changed() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,7 +100,7 @@ fn optimize_builds_judges_and_reruns_only_what_changed() {
 
     // First run: every step runs.
     let first = optimize(&recipe, &out);
-    ok(&first);
+    common::ok(&first, "kfdo optimize");
     let s = steps(&first);
     let (idx, totals) = step_indices(&first);
     assert_eq!(
@@ -169,7 +159,7 @@ fn optimize_builds_judges_and_reruns_only_what_changed() {
 
     // Unchanged: nothing runs.
     let again = optimize(&recipe, &out);
-    ok(&again);
+    common::ok(&again, "kfdo optimize");
     assert_eq!(
         ran(&steps(&again)),
         Vec::<String>::new(),
@@ -180,14 +170,14 @@ fn optimize_builds_judges_and_reruns_only_what_changed() {
     // A changed benchmark command: only the benchmark and its report.
     write_recipe(dir.path(), "200000", BUILD);
     let bench = optimize(&recipe, &out);
-    ok(&bench);
+    common::ok(&bench, "kfdo optimize");
     assert_eq!(ran(&steps(&bench)), ["benchmark", "report"]);
 
     // A deleted build output: only that variant is rebuilt; the rebuild is
     // identical, so nothing downstream reruns.
     std::fs::remove_file(out.join("build/autofdo/lz")).unwrap();
     let rebuilt = optimize(&recipe, &out);
-    ok(&rebuilt);
+    common::ok(&rebuilt, "kfdo optimize");
     assert_eq!(ran(&steps(&rebuilt)), ["build autofdo"]);
     assert!(out.join("build/autofdo/lz").is_file());
 
@@ -447,7 +437,7 @@ fn propeller_and_bolt_variants_are_built_from_their_base_and_judged() {
             .unwrap()
     };
     let first = run();
-    ok(&first);
+    common::ok(&first, "kfdo optimize");
     let s = steps(&first);
     let err = String::from_utf8_lossy(&first.stderr);
     for step in [
@@ -621,7 +611,7 @@ fn propeller_and_bolt_variants_are_built_from_their_base_and_judged() {
 
     // Unchanged: nothing runs.
     let again = run();
-    ok(&again);
+    common::ok(&again, "kfdo optimize");
     assert_eq!(
         ran(&steps(&again)),
         Vec::<String>::new(),
@@ -686,7 +676,7 @@ runs = 2
         .arg(&recipe)
         .output()
         .unwrap();
-    ok(&o);
+    common::ok(&o, "kfdo optimize");
     let json = dir.path().join("analysis.json");
     common::run_ok(
         common::kfdo()

@@ -23,7 +23,7 @@
 //! inputs are unchanged and redoes the rest. It runs in CI; on a developer's machine it
 //! is skipped unless that directory exists or `KFDO_KERNEL_TESTS=1`.
 
-mod common;
+use crate::common;
 
 use common::kernel::{hottest_functions, mnemonics, sample_profile_remarks, source_of};
 use common::*;
@@ -70,6 +70,7 @@ fn steps_run(o: &std::process::Output) -> Vec<String> {
 
 #[test]
 fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !wanted() {
         return;
     }

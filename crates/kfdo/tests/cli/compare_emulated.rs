@@ -5,7 +5,7 @@
 //! show -O2 executing fewer instructions, and reach the store and the report.
 //! A command with shell syntax is refused with a message that says why.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

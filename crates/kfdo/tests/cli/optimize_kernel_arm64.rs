@@ -17,7 +17,7 @@
 //! runs in CI; on a developer's machine when that directory exists or with
 //! `KFDO_KERNEL_TESTS=1`.
 
-mod common;
+use crate::common;
 
 use common::kernel::{
     hottest_functions, mnemonics, recipe_out_beside, sample_profile_remarks, source_of,
@@ -61,6 +61,7 @@ fn relative_source(build: &Path, file: &str) -> PathBuf {
 
 #[test]
 fn an_arm64_autofdo_kernel_is_cross_built_booted_and_judged() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !wanted() {
         return;
     }

@@ -6,7 +6,7 @@
 //! refuse unrelated programs. Bad inputs: clear errors, nothing written. The
 //! staleness check (`diff --binary`) is in profile_staleness.rs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

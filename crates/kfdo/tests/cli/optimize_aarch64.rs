@@ -8,7 +8,7 @@
 //! follow the profile, and the summary and report must have the x86-64 recipe's
 //! tables. What a cross build cannot do is refused by name, before anything is built.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -113,6 +113,7 @@ fn table_shape(summary: &str) -> Vec<String> {
 
 #[test]
 fn aarch64_recipe_builds_records_and_judges_under_qemu() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !tools() {
         return;
     }

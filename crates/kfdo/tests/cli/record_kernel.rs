@@ -20,7 +20,7 @@
 //! Either way the script runs first; with a cache it only checks that nothing changed
 //! (under a second). Boot + record of the 100-round workload: about 3 s.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -111,6 +111,7 @@ fn elf_symbol(vmlinux: &Path, name: &str) -> u64 {
 
 #[test]
 fn kernel_samples_equal_llvm_profgen() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     let Some(k) = kernel() else { return };
     let r = record(&k, 1009, &[]);
     let samples = r.json["samples"].as_u64().unwrap();

@@ -4,6 +4,7 @@
 //! two hottest functions in `perf report --stdio`, each dark in its own part
 //! of the time axis.
 
+use kfdo_testkit::run_stdout;
 use std::path::Path;
 use std::process::Command;
 
@@ -31,23 +32,9 @@ int main(int argc, char **argv) {
 }
 "#;
 
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// (symbol, percent) of user-space symbols, hottest first, from `perf report --stdio`.
 fn perf_report_top(perf_data: &Path) -> Vec<(String, f64)> {
-    let text = run(
+    let text = run_stdout(
         Command::new("perf")
             .args(["report", "--stdio", "--sort", "symbol", "-i"])
             .arg(perf_data),
@@ -66,7 +53,7 @@ fn perf_report_top(perf_data: &Path) -> Vec<(String, f64)> {
 
 /// (address, size) of a symbol from `nm -S`.
 fn nm_symbol(bin: &Path, name: &str) -> (u64, u64) {
-    let text = run(Command::new("nm").arg("-S").arg(bin), "nm");
+    let text = run_stdout(Command::new("nm").arg("-S").arg(bin), "nm");
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() == 4 && f[3] == name {
@@ -85,7 +72,7 @@ fn hot_band_matches_perf_report() {
     let src = dir.path().join("hot.c");
     std::fs::write(&src, PROGRAM).unwrap();
     let bin = dir.path().join("hot");
-    run(
+    run_stdout(
         Command::new("clang-19")
             .args(["-O1", "-g", "-o"])
             .arg(&bin)
@@ -93,7 +80,7 @@ fn hot_band_matches_perf_report() {
         "clang-19",
     );
     let perf_data = dir.path().join("perf.data");
-    run(
+    run_stdout(
         Command::new("perf")
             .args(["record", "-q", "-e", "cpu-clock", "-F", "2000", "-o"])
             .arg(&perf_data)
@@ -110,7 +97,7 @@ fn hot_band_matches_perf_report() {
 
     let png = dir.path().join("heat.png");
     let json = dir.path().join("heat.json");
-    let out = run(
+    let out = run_stdout(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args(["heatmap", "--binary"])
             .arg(&bin)
@@ -217,7 +204,7 @@ fn hot_band_matches_perf_report() {
 
     // --store: the next report carries the heat map and its span.
     let rep = dir.path().join("rep");
-    run(
+    run_stdout(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args(["report", "--store"])
             .arg(dir.path().join("r.db"))
@@ -239,7 +226,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     let src = dir.path().join("hot.c");
     std::fs::write(&src, PROGRAM).unwrap();
     let bin = dir.path().join("hot");
-    run(
+    run_stdout(
         Command::new("clang-19")
             .args(["-O1", "-o"])
             .arg(&bin)
@@ -247,7 +234,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
         "clang-19",
     );
     let perf_data = dir.path().join("perf.data");
-    run(
+    run_stdout(
         Command::new("perf")
             .args(["record", "-q", "-e", "cpu-clock", "-o"])
             .arg(&perf_data)
@@ -260,7 +247,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     let other = dir.path().join("other");
     let other_src = dir.path().join("other.c");
     std::fs::write(&other_src, "int main(void) { return 0; }\n").unwrap();
-    run(
+    run_stdout(
         Command::new("clang-19")
             .arg("-o")
             .arg(&other)
@@ -284,7 +271,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     );
 
     // Same path, rebuilt differently: the recorded build-id no longer matches.
-    run(
+    run_stdout(
         Command::new("clang-19")
             .args(["-O2", "-DREBUILT", "-o"])
             .arg(&bin)
@@ -346,7 +333,7 @@ fn a_forked_childs_samples_are_in_the_heat_map() {
     let src = dir.path().join("forking.c");
     std::fs::write(&src, FORKING).unwrap();
     let bin = dir.path().join("forking");
-    run(
+    run_stdout(
         Command::new("clang-19")
             .args(["-O1", "-g", "-o"])
             .arg(&bin)
@@ -385,7 +372,7 @@ fn a_forked_childs_samples_are_in_the_heat_map() {
             String::from_utf8_lossy(&out.stderr)
         );
         let json = dir.path().join(format!("{file}.json"));
-        run(
+        run_stdout(
             Command::new(env!("CARGO_BIN_EXE_kfdo"))
                 .args(["heatmap", "--binary"])
                 .arg(&bin)

@@ -15,7 +15,7 @@
 //! `kfdo profile` reads it to the same profile as the emulated recording, and that
 //! llvm-profgen-19 (through `perf script`) agrees.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kfdo_elf::{Binary, Code, InsnKind};

@@ -16,7 +16,7 @@
 //! directory, so the baseline is reused): about 25 minutes on 2 cores. It runs in CI;
 //! on a developer's machine when that directory exists or with `KFDO_KERNEL_TESTS=1`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;
@@ -33,6 +33,7 @@ fn symbol(bin: &Binary, name: &str) -> Option<u64> {
 
 #[test]
 fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !wanted() {
         return;
     }

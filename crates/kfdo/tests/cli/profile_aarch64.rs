@@ -8,7 +8,7 @@
 //! And the mismatch: an aarch64 binary with x86-64 samples, and the reverse, is a clear
 //! error naming both architectures, with nothing written.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -165,6 +165,7 @@ fn aarch64_interpreter_matches_llvm_profgen() {
 /// recorded under qemu-aarch64, profiles exactly as llvm-profgen-19 does.
 #[test]
 fn aarch64_sqlite3_speedtest1_matches_llvm_profgen() {
+    let _one_heavy_test_at_a_time = common::heavy_test_lock();
     if !tools() {
         return;
     }

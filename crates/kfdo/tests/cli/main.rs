@@ -1,0 +1,38 @@
+//! kfdo's command-line tests: one test binary with a module per area (as ripgrep's
+//! `tests/tests.rs`), so the crate links one executable instead of one per file and the
+//! fixtures in `common` (lz built and recorded, ...) are made once per run and shared.
+//!
+//! Tests in one binary run on parallel threads. The long ones that take the machine
+//! (kernel builds and boots, the sqlite3 and Spark builds) hold
+//! [`common::heavy_test_lock`] for their whole body, so they still run one after
+//! another as they did when each was its own binary.
+
+mod common;
+
+mod compare_cli;
+mod compare_emulated;
+mod compare_sqlite;
+mod compare_tags;
+mod fleet_spark;
+mod heatmap_perf;
+mod optimize_aarch64;
+mod optimize_cli;
+mod optimize_gcc;
+mod optimize_kernel;
+mod optimize_kernel_arm64;
+mod optimize_kernel_gcc;
+mod optimize_kernel_propeller;
+mod profile_aarch64;
+mod profile_bolt;
+mod profile_brbe;
+mod profile_conformance;
+mod profile_errors;
+mod profile_gcov;
+mod profile_propeller;
+mod profile_staleness;
+mod profile_tools;
+mod raw_fleet;
+mod record_cli;
+mod record_kernel;
+mod report_chromium;
+mod show_bb_addr_map;
