@@ -21,15 +21,8 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   RECIPE=$1
   shift
 fi
-bash scripts/install-deps.sh
-if ! command -v cargo >/dev/null 2>&1; then
-  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "example.sh: installing Rust with rustup"
-  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
-  . "$HOME/.cargo/env"
-fi
+. scripts/lib/bootstrap.sh
+kfdo_bootstrap example.sh
 cargo build --release -p kfdo
 KFDO=${CARGO_TARGET_DIR:-$PWD/target}/release/kfdo
 OUT=${KFDO_EXAMPLE_DIR:-$PWD/work-out/$RECIPE}

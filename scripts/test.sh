@@ -4,15 +4,8 @@
 # build real programs and run the reference tools; release keeps them quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-if ! command -v cargo >/dev/null 2>&1; then
-  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
-fi
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "test.sh: installing Rust with rustup"
-  curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
-  . "$HOME/.cargo/env"
-fi
+. scripts/lib/bootstrap.sh
+kfdo_bootstrap test.sh
 # Formatting and lints first: cheap, and they fail fast.
 for component in rustfmt clippy; do
   if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then

@@ -1,0 +1,16 @@
+# Sourced by scripts/test.sh and scripts/example.sh (from the repository root): the
+# Debian packages every step needs (scripts/install-deps.sh), then a Rust toolchain:
+# cargo from PATH, else from ~/.cargo/env, else installed with rustup.
+# $1: the calling script's name, for its messages.
+kfdo_bootstrap() {
+  local who=$1
+  bash scripts/install-deps.sh
+  if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+    . "$HOME/.cargo/env"
+  fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    echo "$who: installing Rust with rustup"
+    curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    . "$HOME/.cargo/env"
+  fi
+}
