@@ -5,8 +5,14 @@
 //! On a developer's machine such a test says `skipped: ... (fix)` on stderr and returns,
 //! so the rest of the suite still runs. Where tests must run, it fails instead, naming
 //! what is missing and how to get it: in CI (`CI=true`) and whenever
-//! `KFDO_REQUIRE_TOOLS=1` is set (`.ci/run` sets it). A test can then never pass
+//! `KFDO_REQUIRE_TOOLS=1` is set (`scripts/test.sh` sets it). A test can then never pass
 //! without having run.
+//!
+//! Cargo hides a passing test's stderr, so each skip is also appended to the file named
+//! by `KFDO_SKIP_LOG` (one line: the test binary and name, a tab, the reason), which
+//! `scripts/test.sh` prints at the end of the run. A quick run (`KFDO_QUICK=1`, set by
+//! `scripts/test.sh --quick`) leaves out the long tests ([`long_test`], the test kernel)
+//! the same way, so its summary lists them.
 //!
 //! ```no_run
 //! if !kfdo_testkit::require_tools(&["clang-19", "llvm-profgen-19"]) {
@@ -15,7 +21,8 @@
 //! ```
 
 use std::borrow::Borrow;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// How to install what the tests use.
@@ -47,9 +54,129 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     ok.then(|| PathBuf::from(name))
 }
 
-/// The decision for one unmet need: `Ok(())` to skip (the message was printed), or the
+/// Whether this is a quick run that leaves out the long tests: `KFDO_QUICK=1`.
+pub fn quick() -> bool {
+    std::env::var("KFDO_QUICK").is_ok_and(|v| v == "1")
+}
+
+/// For a test that takes the machine for many minutes (`what`: what it builds or runs):
+/// true, except in a quick run ([`quick`]), where the test is left out (reported as a
+/// skip) and the caller returns.
+pub fn long_test(what: &str) -> bool {
+    if !quick() {
+        return true;
+    }
+    skip(&format!(
+        "left out of the quick run: {what} (KFDO_QUICK=1; bash scripts/test.sh runs it)"
+    ));
+    false
+}
+
+/// The file each skip is appended to (`KFDO_SKIP_LOG`), if the runner asked for one.
+pub fn skip_log() -> Option<PathBuf> {
+    std::env::var_os("KFDO_SKIP_LOG")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Says on stderr that the current test is skipped and why, and adds it to the skip log.
+fn skip(why: &str) {
+    skip_to(why, skip_log().as_deref());
+}
+
+fn skip_to(why: &str, log: Option<&Path>) {
+    eprintln!("skipped: {why}");
+    if let Some(log) = log {
+        if let Err(e) = append_skip(log, &current_test(), why) {
+            // A skip the summary would not show is a silent one: fail instead.
+            panic!(
+                "cannot add this skip to {} (KFDO_SKIP_LOG): {e}; skipped because: {why}",
+                log.display()
+            );
+        }
+    }
+}
+
+/// One line per skip, written at once (O_APPEND, see [`append_line`]).
+fn append_skip(log: &Path, test: &str, why: &str) -> std::io::Result<()> {
+    append_line(
+        log,
+        &format!("{test}\t{}\n", why.replace(['\n', '\t'], " ")),
+    )
+}
+
+/// Appends `line` in one write to a file opened with O_APPEND, so tests running at the
+/// same time in several processes do not interleave their lines.
+fn append_line(log: &Path, line: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)?
+        .write_all(line.as_bytes())
+}
+
+/// `BINARY::TEST` of the test running on this thread: libtest names each test's thread
+/// after the test; the binary's name loses cargo's `-HASH` suffix.
+fn current_test() -> String {
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|s| match s.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
+            _ => s,
+        })
+        .unwrap_or_default();
+    let thread = std::thread::current();
+    format!("{binary}::{}", thread.name().unwrap_or("?"))
+}
+
+/// Times a long test: made at its start, it appends a line (`BINARY::TEST`, a tab, the
+/// seconds) to the file named by `KFDO_TEST_TIMES` when dropped at the test's end, passed
+/// or failed. Long tests share one test binary with many short ones, so the time of the
+/// binary alone would not say which took the time; `scripts/test.sh` prints these.
+pub struct TestTimer {
+    start: std::time::Instant,
+    test: String,
+    log: Option<PathBuf>,
+}
+
+/// A [`TestTimer`] for the test running on this thread.
+pub fn time_this_test() -> TestTimer {
+    timer_to(
+        std::env::var_os("KFDO_TEST_TIMES")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from),
+    )
+}
+
+fn timer_to(log: Option<PathBuf>) -> TestTimer {
+    TestTimer {
+        start: std::time::Instant::now(),
+        test: current_test(),
+        log,
+    }
+}
+
+impl Drop for TestTimer {
+    fn drop(&mut self) {
+        let Some(log) = &self.log else {
+            return;
+        };
+        let line = format!("{}\t{:.1}\n", self.test, self.start.elapsed().as_secs_f64());
+        if let Err(e) = append_line(log, &line) {
+            // No panic here: this may run while the test is already unwinding.
+            eprintln!("cannot add {}'s time to {}: {e}", self.test, log.display());
+        }
+    }
+}
+
+/// The decision for one unmet need: `Ok(())` to skip (the skip was reported), or the
 /// failure message when tests must run.
 fn unmet(what: &str, fix: &str, must_run: bool) -> Result<(), String> {
+    unmet_to(what, fix, must_run, skip_log().as_deref())
+}
+
+fn unmet_to(what: &str, fix: &str, must_run: bool, log: Option<&Path>) -> Result<(), String> {
     let msg = format!("{what} ({fix})");
     if must_run {
         Err(format!(
@@ -57,7 +184,7 @@ fn unmet(what: &str, fix: &str, must_run: bool) -> Result<(), String> {
              instead of skipping"
         ))
     } else {
-        eprintln!("skipped: {msg}");
+        skip_to(&msg, log);
         Ok(())
     }
 }
@@ -143,13 +270,16 @@ pub fn test_kernel() -> Option<PathBuf> {
     let cached = ["bzImage", "vmlinux", "initramfs.cpio.gz"]
         .iter()
         .all(|f| dir.join(f).is_file());
+    if !long_test("builds and boots the test kernel") {
+        return None;
+    }
     let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
     if !cached && !asked && !required() {
-        eprintln!(
-            "skipped: no cached test kernel in {} (build it with scripts/kernel-build.sh, or \
+        skip(&format!(
+            "no cached test kernel in {} (build it with scripts/kernel-build.sh, or \
              set KFDO_KERNEL_TESTS=1 to build it from the test: minutes on 2 cores)",
             dir.display()
-        );
+        ));
         return None;
     }
     let script =
@@ -190,13 +320,16 @@ pub fn kernel_recipe_out() -> Option<PathBuf> {
         None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
             .join(".cache/kfdo/kernel-recipe-test"),
     };
+    if !long_test("builds kernels with kfdo optimize") {
+        return None;
+    }
     let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
     if !dir.is_dir() && !asked && !required() {
-        eprintln!(
-            "skipped: no kernel-recipe test directory {} (set KFDO_KERNEL_TESTS=1 to run the \
+        skip(&format!(
+            "no kernel-recipe test directory {} (set KFDO_KERNEL_TESTS=1 to run the \
              test, which builds two kernels: 40 minutes or more on 2 cores)",
             dir.display()
-        );
+        ));
         return None;
     }
     Some(dir)
@@ -231,7 +364,44 @@ mod tests {
             e.contains("qemu-x86_64 is not installed") && e.contains("fails instead of skipping"),
             "{e}"
         );
-        assert!(unmet("x", "y", false).is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("skips");
+        assert!(unmet_to("x", "y", true, Some(&log)).is_err());
+        assert!(!log.exists(), "a failure is not a skip");
+        assert!(unmet_to("x", "y", false, Some(&log)).is_ok());
+        assert!(unmet_to("no qemu\nat all", "install it", false, Some(&log)).is_ok());
+        let text = std::fs::read_to_string(&log).unwrap();
+        let this =
+            "kfdo_testkit::tests::an_unmet_need_fails_when_required_and_is_skipped_otherwise";
+        assert_eq!(
+            text,
+            format!("{this}\tx (y)\n{this}\tno qemu at all (install it)\n"),
+            "one line per skip: the test, a tab, the reason"
+        );
+    }
+
+    #[test]
+    fn a_timed_test_adds_its_name_and_seconds_when_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("times");
+        let timer = timer_to(Some(log.clone()));
+        assert!(!log.exists(), "written at the end, not the start");
+        drop(timer);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let (test, secs) = text.trim_end().split_once('\t').unwrap();
+        assert_eq!(
+            test,
+            "kfdo_testkit::tests::a_timed_test_adds_its_name_and_seconds_when_it_ends"
+        );
+        assert!(secs.parse::<f64>().is_ok_and(|s| s >= 0.0), "{text}");
+    }
+
+    #[test]
+    fn a_skip_that_cannot_be_logged_fails_the_test() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("no-such-dir/skips");
+        let r = std::panic::catch_unwind(|| skip_to("why", Some(&log)));
+        assert!(r.is_err(), "the skip would be missing from the summary");
     }
 
     #[test]

@@ -70,7 +70,11 @@ fn build(src: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) =
+        common::heavy_test("sqlite3's speedtest1 built at -O0 and -O2 and compared")
+    else {
+        return;
+    };
     let Some(src) = fetch_sqlite_source() else {
         return;
     };

@@ -236,7 +236,10 @@ fn rows(dump: &str) -> usize {
 
 #[test]
 fn spark_job_equals_merge_raw_on_a_fleet_of_real_recordings() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) = common::heavy_test("the fleet Spark job over real recordings")
+    else {
+        return;
+    };
     let Some(python) = have_tools() else { return };
     let f = fleet();
     let main_files: Vec<&HostFile> = f
@@ -362,7 +365,10 @@ fn both_fail(python: &Path, inputs: &[&Path], named: &Path, why: &str) {
 
 #[test]
 fn spark_job_rejects_bad_inputs_naming_the_file() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) = common::heavy_test("the fleet Spark job over real recordings")
+    else {
+        return;
+    };
     let Some(python) = have_tools() else { return };
     let f = fleet();
 

@@ -3,9 +3,10 @@
 //! fixtures in `common` (lz built and recorded, ...) are made once per run and shared.
 //!
 //! Tests in one binary run on parallel threads. The long ones that take the machine
-//! (kernel builds and boots, the sqlite3 and Spark builds) hold
-//! [`common::heavy_test_lock`] for their whole body, so they still run one after
-//! another as they did when each was its own binary.
+//! (kernel builds and boots, the sqlite3 and Spark builds) start with
+//! [`common::heavy_test`] and hold its guard for their whole body, so they still run one
+//! after another as they did when each was its own binary (and a quick run,
+//! `KFDO_QUICK=1`, leaves them out).
 
 mod common;
 

@@ -113,7 +113,11 @@ fn table_shape(summary: &str) -> Vec<String> {
 
 #[test]
 fn aarch64_recipe_builds_records_and_judges_under_qemu() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) =
+        common::heavy_test("the sqlite3-aarch64 recipe built and judged under qemu")
+    else {
+        return;
+    };
     if !tools() {
         return;
     }

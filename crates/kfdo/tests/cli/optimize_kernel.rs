@@ -70,7 +70,11 @@ fn steps_run(o: &std::process::Output) -> Vec<String> {
 
 #[test]
 fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) =
+        common::heavy_test("kfdo optimize on the test kernel recipe (kernel builds and boots)")
+    else {
+        return;
+    };
     if !wanted() {
         return;
     }

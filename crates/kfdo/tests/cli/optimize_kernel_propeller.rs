@@ -33,7 +33,9 @@ fn symbol(bin: &Binary, name: &str) -> Option<u64> {
 
 #[test]
 fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) = common::heavy_test("a Propeller kernel built and judged") else {
+        return;
+    };
     if !wanted() {
         return;
     }

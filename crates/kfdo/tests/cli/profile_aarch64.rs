@@ -165,7 +165,11 @@ fn aarch64_interpreter_matches_llvm_profgen() {
 /// recorded under qemu-aarch64, profiles exactly as llvm-profgen-19 does.
 #[test]
 fn aarch64_sqlite3_speedtest1_matches_llvm_profgen() {
-    let _one_heavy_test_at_a_time = common::heavy_test_lock();
+    let Some(_one_at_a_time) =
+        common::heavy_test("sqlite3's speedtest1 cross-built and recorded under qemu-aarch64")
+    else {
+        return;
+    };
     if !tools() {
         return;
     }

@@ -33,16 +33,33 @@ pub fn kfdo() -> Command {
 
 pub use kfdo_testkit::{ok, run_ok};
 
-/// Held for its whole body by each test that takes the machine for minutes (a kernel
-/// built or booted, sqlite3 or a Spark job built and run): one such test at a time, as
-/// when each was its own test binary. Some also share directories (the kernel recipe
-/// tests' output, the sqlite3 amalgamation) that two at once would corrupt. A test that
-/// failed holding it does not fail the others: they take it over.
-pub fn heavy_test_lock() -> MutexGuard<'static, ()> {
+/// The start of each test that takes the machine for many minutes (a kernel built or
+/// booted, sqlite3 or a Spark job built and run; `what` says which): None in a quick run
+/// (`kfdo_testkit::long_test`: the test is left out and returns), else a guard the test
+/// holds for its whole body. It makes such tests run one at a time, as when each was its
+/// own test binary: some also share directories (the kernel recipe tests' output, the
+/// sqlite3 amalgamation) that two at once would corrupt. A test that failed holding it
+/// does not fail the others: they take it over. It also times the test
+/// (`kfdo_testkit::time_this_test`).
+pub fn heavy_test(what: &str) -> Option<HeavyTest> {
     static HEAVY: Mutex<()> = Mutex::new(());
-    HEAVY
+    if !kfdo_testkit::long_test(what) {
+        return None;
+    }
+    let lock = HEAVY
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    Some(HeavyTest {
+        _timer: kfdo_testkit::time_this_test(),
+        _lock: lock,
+    })
+}
+
+/// See [`heavy_test`]: the test's time is taken (first field, dropped first) before the
+/// next heavy test may start.
+pub struct HeavyTest {
+    _timer: kfdo_testkit::TestTimer,
+    _lock: MutexGuard<'static, ()>,
 }
 
 /// `kfdo record --method emulated` of `bin ARGS` into `out`, at a prime period (1009
