@@ -13,7 +13,7 @@
 use crate::common;
 
 use common::fetch_sqlite_source;
-use kfdo_testkit::run_stdout;
+use kfdo_testkit::run_stdout as run;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,14 +22,14 @@ fn build(src: &Path) -> (PathBuf, PathBuf) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sqlite3-speedtest1");
     std::fs::create_dir_all(&dir).unwrap();
     if !dir.join("sqlite3.c").exists() {
-        run_stdout(
+        run(
             Command::new(src.join("configure"))
                 .current_dir(&dir)
                 .env("CC", "clang-19")
                 .args(["--disable-tcl", "--disable-readline"]),
             "sqlite3 configure",
         );
-        run_stdout(
+        run(
             Command::new("make").current_dir(&dir).arg("sqlite3.c"),
             "make sqlite3.c (needs tclsh)",
         );
@@ -83,7 +83,7 @@ fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
     let db = dir.path().join("results.db");
     let json = dir.path().join("verdict.json");
     // --size 5 keeps a run near 0.1-0.2 s and cachegrind near 10-20 s.
-    let out = run_stdout(
+    let out = run(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args([
                 "compare",
@@ -147,7 +147,7 @@ fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
 
     // And the report of that store says the same.
     let rep = dir.path().join("report");
-    run_stdout(
+    run(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args(["report", "--store"])
             .arg(&db)
