@@ -10,9 +10,9 @@
 #
 # --quick is the developer loop: the same run without the long tests (kernel builds and
 # boots, the sqlite3 and Spark builds; each marks itself with kfdo_testkit::long_test),
-# which it lists at the end. Either way the run ends with each test binary's time and
-# each long test's (slowest first) and a summary of every test that was skipped or left out, and why,
-# also when a test failed.
+# which it lists at the end. Either way the run ends, also when a test failed, with
+# each test binary's time and each long test's (slowest first) and a summary of every
+# test that was skipped or left out, and why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/bootstrap.sh
@@ -88,10 +88,12 @@ print_skips() {
     echo "== left out by --quick: $left_out tests (bash scripts/test.sh runs them)"
     grep "left out of the quick run" "$KFDO_SKIP_LOG" | sed "s/^/  /; s/\tleft out of the quick run: /: /" || true
   fi
+  echo
   if [ "$others" -gt 0 ]; then
-    echo
     echo "== skipped: $others tests did not run here (from $KFDO_SKIP_LOG)"
     grep -v "left out of the quick run" "$KFDO_SKIP_LOG" | sed 's/^/  /; s/\t/: /'
+  else
+    echo "== skipped: none"
   fi
 }
 
