@@ -13,13 +13,11 @@
 # The reference. At period 1 every taken branch ends a sample, so every branch and every
 # fall-through range of the run is counted exactly (32 times, once per stack it appears in):
 # the period-1 profile is the exact expectation of what sampling at any period estimates,
-# not merely a denser sample. Its cost is one 32-entry sample per taken branch: about 820
-# bytes of perf.data each, and the recorder holds the capture stream in memory while it
-# writes the perf.data (about 550 bytes a sample, see the "record MiB" column). That is why
-# speedtest1 runs at --size 1 by default: 13.7 M taken branches there, so about 11 GB of
-# perf.data and 7.3 GB peak memory for the period-1 run (86 s on this project's 2-core
-# machine when idle, 234 s when busy), against 77 M at --size 5 (about 63 GB of perf.data,
-# 40 GB of memory). lz takes 2.3 M (1.9 GB, 1.2 GB). Each perf.data is deleted as soon as
+# not merely a denser sample. Its cost is one 32-entry sample per taken branch, in
+# perf.data and in the recorder's memory (it holds the capture stream while it writes the
+# perf.data; see the "record MiB" column). That is why speedtest1 runs at --size 1 by
+# default: larger sizes need tens of GB of perf.data and memory for the period-1 run (the
+# sizes and times are in docs/performance.md). Each perf.data is deleted as soon as
 # it is converted; the work directory needs room for the largest one.
 #
 # Columns (llvm-profdata-19 overlap --sample, base = the period-1 profile, test = period P):

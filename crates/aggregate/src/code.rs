@@ -4,8 +4,8 @@
 //!
 //! Both are bitmaps over the text's address span (one bit per byte), because
 //! the aggregator asks `is_code` twice per branch record: 128 million times for
-//! two million 32-entry samples. A sorted-vector binary search measured ~20x
-//! slower there; the bitmap costs span/8 bytes (4 MiB for a 32 MiB text).
+//! two million 32-entry samples, where a sorted-vector binary search was far slower
+//! (docs/performance.md); the bitmap costs span/8 bytes (4 MiB for a 32 MiB text).
 
 #[derive(Clone, Debug, Default)]
 pub struct CodeMap {

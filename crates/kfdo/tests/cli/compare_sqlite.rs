@@ -82,7 +82,7 @@ fn speedtest1_o0_vs_o2_verdict_with_cachegrind_counters() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     let json = dir.path().join("verdict.json");
-    // --size 5 keeps a run near 0.1-0.2 s and cachegrind near 10-20 s.
+    // --size 5 keeps the timed runs and the cachegrind run short (docs/testing.md).
     let out = run(
         Command::new(env!("CARGO_BIN_EXE_kfdo"))
             .args([

@@ -17,8 +17,8 @@
 //! - bad inputs: a recording of another kernel (build-id mismatch), a workload that fails
 //!   in the guest, a guest that does not finish within its timeout, each a clear error.
 //!
-//! Two kernel builds and a few boots under TCG: about 40 minutes on 2 cores the first
-//! time. The output stays in a cache directory outside the checkout
+//! Two kernel builds and a few boots under TCG: tens of minutes the first time
+//! (docs/testing.md). The output stays in a cache directory outside the checkout
 //! (`kfdo_testkit::kernel_recipe_out`), so a later run reuses the kernel builds whose
 //! inputs are unchanged and redoes the rest. It runs in CI; on a developer's machine it
 //! is skipped unless that directory exists or `KFDO_KERNEL_TESTS=1`.

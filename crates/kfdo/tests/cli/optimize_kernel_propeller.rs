@@ -13,7 +13,7 @@
 //!   90 % of them sit in a far smaller stretch of text than in the mapped kernel.
 //!
 //! Two more kernel builds than `optimize_kernel.rs` (it shares that test's output
-//! directory, so the baseline is reused): about 25 minutes on 2 cores. It runs in CI;
+//! directory, so the baseline is reused; times in docs/testing.md). It runs in CI;
 //! on a developer's machine when that directory exists or with `KFDO_KERNEL_TESTS=1`.
 
 use crate::common;

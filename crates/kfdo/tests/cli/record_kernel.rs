@@ -16,9 +16,8 @@
 //! holds bzImage, vmlinux and initramfs.cpio.gz) or `KFDO_KERNEL_TESTS=1` is set; in CI
 //! (`CI=true`, `KFDO_REQUIRE_TOOLS=1`) the kernel is always built (kfdo-testkit's
 //! `test_kernel`: `scripts/kernel-build.sh`, apt-get install linux-source-6.1 if missing,
-//! then about 10 CPU-minutes: 5 min on 2 idle cores, 18 min measured on a shared machine).
-//! Either way the script runs first; with a cache it only checks that nothing changed
-//! (under a second). Boot + record of the 100-round workload: about 3 s.
+//! then the build; its times are in docs/testing.md). Either way the script runs first;
+//! with a cache it only checks that nothing changed.
 
 use crate::common;
 
