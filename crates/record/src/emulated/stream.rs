@@ -34,9 +34,10 @@ impl std::ops::Deref for CaptureBytes {
 /// `KFDO_VLBR_KEEP_STREAM=PATH` a copy is kept there, for debugging the plugin.
 pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
     let bytes = match std::fs::File::open(path) {
-        // SAFETY: the file is in this process's private temporary directory and nothing
-        // writes it any more.
         Ok(f) if f.metadata().map(|m| m.len() > 0).unwrap_or(false) => {
+            // SAFETY: `Mmap::map`'s contract is that the file not change while mapped: it
+            // is in this process's private temporary directory and QEMU, its only
+            // writer, has exited.
             match unsafe { memmap2::Mmap::map(&f) } {
                 Ok(m) => CaptureBytes::Mapped(m),
                 Err(_) => CaptureBytes::Empty,

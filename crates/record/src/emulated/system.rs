@@ -218,7 +218,11 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         if !timed_out && started.elapsed() > Duration::from_secs(cfg.timeout_s) {
             timed_out = true;
             // SIGTERM: QEMU shuts down cleanly and the plugin writes its tail.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            // Failure means QEMU already exited; the loop's next `try_wait` reaps it.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
             warnings.push(format!(
                 "the guest did not finish within {} s (no power-off or reboot): QEMU was \
                  stopped; the samples recorded until then are kept (have the workload call \

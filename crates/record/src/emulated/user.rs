@@ -11,6 +11,8 @@ use crate::emulated::program_file::{self, Problem, ProgramFile};
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::emulated::Window;
 use crate::{Error, RecordConfig, RecordOutcome};
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::unistd::Pid;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -89,11 +91,19 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .apply(&mut cmd)
         .map_err(|e| Error::io("cannot set up the program's standard streams", e))?;
     let guard = SignalGuard::install(cfg.handle_signals);
-    // SAFETY: only async-signal-safe calls (signal) between fork and exec.
+    // SAFETY: `pre_exec`'s contract: the closure runs in the forked child before exec, so
+    // it may only make async-signal-safe calls and must not allocate or take locks.
+    // `signal` (sigaction underneath) is async-signal-safe, the closure allocates nothing,
+    // and setting SIG_DFL installs no handler of ours in the child.
     unsafe {
         cmd.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(s, libc::SIG_DFL);
+            for s in [
+                Signal::SIGINT,
+                Signal::SIGQUIT,
+                Signal::SIGTERM,
+                Signal::SIGHUP,
+            ] {
+                signal::signal(s, SigHandler::SigDfl)?;
             }
             Ok(())
         });
@@ -470,33 +480,42 @@ fn find_in_path(program: &OsStr) -> Option<PathBuf> {
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
+/// The handler of SIGTERM and SIGHUP while recording: passes the signal on to QEMU.
+/// Async-signal-safe: an atomic load and `kill(2)`, no allocation, no lock.
 extern "C" fn forward(sig: libc::c_int) {
     let pid = CHILD.load(Ordering::SeqCst);
-    if pid > 0 {
-        unsafe { libc::kill(pid, sig) };
+    if let (true, Ok(sig)) = (pid > 0, Signal::try_from(sig)) {
+        // Nothing to do on failure: QEMU has already exited.
+        let _ = signal::kill(Pid::from_raw(pid), sig);
     }
 }
 
 /// While recording: SIGINT and SIGQUIT ignored (the terminal sends them to the program
 /// too, which ends; the perf.data is then written), SIGTERM and SIGHUP forwarded.
 struct SignalGuard {
-    saved: Vec<(libc::c_int, libc::sighandler_t)>,
+    saved: Vec<(Signal, SigHandler)>,
 }
 
 impl SignalGuard {
     fn install(on: bool) -> SignalGuard {
         let mut saved = Vec::new();
-        if on {
-            unsafe {
-                for s in [libc::SIGINT, libc::SIGQUIT] {
-                    saved.push((s, libc::signal(s, libc::SIG_IGN)));
-                }
-                for s in [libc::SIGTERM, libc::SIGHUP] {
-                    saved.push((
-                        s,
-                        libc::signal(s, forward as *const () as libc::sighandler_t),
-                    ));
-                }
+        if !on {
+            return SignalGuard { saved };
+        }
+        let handlers = [
+            (Signal::SIGINT, SigHandler::SigIgn),
+            (Signal::SIGQUIT, SigHandler::SigIgn),
+            (Signal::SIGTERM, SigHandler::Handler(forward)),
+            (Signal::SIGHUP, SigHandler::Handler(forward)),
+        ];
+        for (s, h) in handlers {
+            // SAFETY: `signal`'s contract is that the handler installed be async-signal-safe
+            // (`forward` only loads an atomic and calls kill(2)) and that no other thread
+            // relies on this signal's disposition meanwhile: recording owns the process's
+            // signals while `handle_signals` is on (a library caller that handles signals
+            // itself leaves it off), and the guard puts back what it found.
+            if let Ok(old) = unsafe { signal::signal(s, h) } {
+                saved.push((s, old));
             }
         }
         SignalGuard { saved }
@@ -506,7 +525,9 @@ impl SignalGuard {
 impl Drop for SignalGuard {
     fn drop(&mut self) {
         for &(s, h) in &self.saved {
-            unsafe { libc::signal(s, h) };
+            // SAFETY: puts back the disposition `install` found, which was in force before;
+            // the same ownership of the process's signals as in `install` holds.
+            let _ = unsafe { signal::signal(s, h) };
         }
     }
 }

@@ -223,7 +223,7 @@ impl Capabilities {
     /// This machine, with tools, privileges and a live probe of branch sampling.
     pub fn detect() -> Capabilities {
         let mut c = Capabilities::from_root(Path::new("/"));
-        c.is_root = unsafe { libc::geteuid() } == 0;
+        c.is_root = nix::unistd::geteuid().is_root();
         c.perf = which("perf");
         c.qemu_user = which("qemu-x86_64");
         c.qemu_system = which("qemu-system-x86_64");
