@@ -19,12 +19,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::emulated::capture::Capture;
 use crate::emulated::counters::{CacheModel, Counters, CountersFile, ProcessCounters, USER_SOURCE};
+use crate::emulated::guest_program::resolve_program;
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Stream, Tail};
-use crate::emulated::user::{resolve_program, Capture};
-use crate::Error;
+use crate::error::Error;
 
 /// A launcher script for one program, and the streams its invocations write.
 pub struct Launcher {

@@ -5,7 +5,7 @@
 
 use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::stream::{Event, Header, Stream};
-use crate::Error;
+use crate::error::Error;
 use kfdo_perf::consts::{branch, misc, sample};
 use kfdo_perf::{BranchEntry, BuildIdEntry, EventAttr, FeatureId, Fork, PerfWriter, SampleOut};
 use std::collections::{HashMap, HashSet};
@@ -80,7 +80,7 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
     let h = inp.header;
     let attr = branch_attr(h.period, h.filter);
     let mut w = PerfWriter::create(path, vec![attr])?;
-    let arch = super::guest_arch::perf_arch(inp.arch);
+    let arch = crate::emulated::guest_arch::perf_arch(inp.arch);
     w.set_feature_string(FeatureId::ARCH, arch);
     w.set_feature_string(FeatureId::VERSION, "kfdo-vlbr");
     let qemu = if inp.system { "qemu-system-" } else { "qemu-" };

@@ -4,7 +4,7 @@
 
 use super::maps::Map;
 use super::stream_format::*;
-use crate::Error;
+use crate::error::Error;
 use std::path::Path;
 
 pub use super::stream_format::{

@@ -2,18 +2,19 @@
 //! kernel's own architecture) with the plugin and write kernel samples with a
 //! `[kernel.kallsyms]` mapping.
 
+use crate::emulated::capture::Capture;
+use crate::emulated::counters::{CacheModel, CountersFile};
 use crate::emulated::counters::{Counters, ProcessCounters};
 use crate::emulated::guest_arch;
 use crate::emulated::guest_modules::{GuestModules, PlacedModule};
 use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
+use crate::emulated::recording::{no_window, Window, DEFAULT_DEPTH, DEFAULT_PERIOD};
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::emulated::stream_format::kernel_text_range;
-use crate::emulated::user::Capture;
-use crate::emulated::Window;
+use crate::error::Error;
 use crate::stdio::StdioPlan;
-use crate::{CacheModel, CountersFile, Error};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,8 +60,8 @@ impl SystemConfig {
             initrd: None,
             append: None,
             vmlinux: None,
-            period: crate::emulated::DEFAULT_PERIOD,
-            depth: crate::emulated::DEFAULT_DEPTH,
+            period: DEFAULT_PERIOD,
+            depth: DEFAULT_DEPTH,
             output: output.into(),
             counters: None,
             cache: CacheModel::default(),
@@ -268,7 +269,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 ),
             });
         }
-        return Err(crate::emulated::no_window(cfg.kernel.display().to_string()));
+        return Err(no_window(cfg.kernel.display().to_string()));
     }
 
     // The kernel's runtime layout, from the recorded kernel addresses and the lowest

@@ -2,22 +2,22 @@
 //! which) with the plugin, pass its exit status
 //! through, and write the perf.data.
 
+use crate::emulated::capture::Capture;
 use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SOURCE};
 use crate::emulated::guest_arch;
+use crate::emulated::guest_program::resolve_program;
 use crate::emulated::maps::{self, ElfInfo};
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
-use crate::emulated::program_file::{self, Problem, ProgramFile};
-use crate::emulated::stream::{Event, Stream, Tail};
-use crate::emulated::Window;
-use crate::{Error, RecordConfig, RecordOutcome};
+use crate::emulated::recording::{no_window, RecordConfig, RecordOutcome, Window};
+use crate::emulated::stream::{Stream, Tail};
+use crate::error::Error;
 use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -140,7 +140,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         });
     }
     if cfg.window == Window::Markers && cap.windows == 0 {
-        return Err(crate::emulated::no_window(launch.display.clone()));
+        return Err(no_window(launch.display.clone()));
     }
     let mut warnings = Vec::new();
     if let Tail::Truncated { offset } = cap.tail {
@@ -257,100 +257,6 @@ pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Resu
     Ok(())
 }
 
-/// Side-band events of the capture (everything but samples), in stream order.
-pub(crate) struct Capture {
-    pub raw_maps: Vec<crate::emulated::maps::Map>,
-    pub threads: Vec<(u64, i32, i32)>,
-    pub forks: Vec<(u64, i32, i32, i32, i32)>,
-    pub exits: Vec<(u64, i32, i32, i32)>,
-    pub counters: Vec<(i32, crate::emulated::stream::RawCounts)>,
-    pub pids: Vec<i32>,
-    pub first_pc: Option<u64>,
-    pub ended: bool,
-    pub write_failed: bool,
-    pub execs: usize,
-    /// Measurement windows the guest opened (`window=markers`).
-    pub windows: usize,
-    /// The lowest kernel-text address executed (system mode).
-    pub lowest_kernel_text: Option<u64>,
-    pub tail: Tail,
-}
-
-impl Capture {
-    pub fn collect(stream: &Stream<'_>) -> Capture {
-        let mut c = Capture {
-            raw_maps: Vec::new(),
-            threads: Vec::new(),
-            forks: Vec::new(),
-            exits: Vec::new(),
-            counters: Vec::new(),
-            pids: Vec::new(),
-            first_pc: None,
-            ended: false,
-            write_failed: false,
-            execs: 0,
-            windows: 0,
-            lowest_kernel_text: None,
-            tail: Tail::Clean,
-        };
-        let mut ev = stream.events();
-        for e in ev.by_ref() {
-            match e {
-                Event::Sample(_) => {}
-                Event::Mmap(m) => c.raw_maps.push(m),
-                Event::Thread { time, pid, tid } => {
-                    if !c.pids.contains(&pid) {
-                        c.pids.push(pid);
-                    }
-                    c.threads.push((time, pid, tid))
-                }
-                Event::Fork {
-                    time,
-                    pid,
-                    ppid,
-                    tid,
-                    ptid,
-                } => {
-                    if !c.pids.contains(&pid) {
-                        c.pids.push(pid);
-                    }
-                    c.forks.push((time, pid, ppid, tid, ptid))
-                }
-                Event::Exit {
-                    time,
-                    pid,
-                    ppid,
-                    tid,
-                    write_failed,
-                } => {
-                    c.write_failed |= write_failed;
-                    c.exits.push((time, pid, ppid, tid))
-                }
-                Event::Counters { pid, counts } => {
-                    // Cumulative per process: the last record wins (an exec that failed
-                    // writes one early).
-                    match c.counters.iter_mut().find(|(p, _)| *p == pid) {
-                        Some(slot) => slot.1 = counts,
-                        None => c.counters.push((pid, counts)),
-                    }
-                }
-                Event::Info { first_pc, .. } => {
-                    if c.first_pc.is_none() {
-                        c.first_pc = Some(first_pc)
-                    }
-                }
-                Event::End { .. } => c.ended = true,
-                Event::Exec { .. } => c.execs += 1,
-                Event::Window { open, .. } => c.windows += usize::from(open),
-                Event::KernelText { lowest } => c.lowest_kernel_text = Some(lowest),
-                Event::Unknown { .. } => {}
-            }
-        }
-        c.tail = ev.tail();
-        c
-    }
-}
-
 fn comm_of(exe: &Path) -> Vec<u8> {
     let name = exe
         .file_name()
@@ -372,110 +278,6 @@ fn signal_name(s: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         _ => "signal",
     }
-}
-
-/// The program to hand QEMU: an x86-64 or aarch64 ELF file, with scripts (`#!`) resolved
-/// to their interpreter (qemu-user does not run scripts itself).
-pub(crate) struct Launch {
-    pub exe: PathBuf,
-    /// The architecture of `exe`, from its ELF header: which QEMU runs it.
-    pub arch: kfdo_elf::Arch,
-    pub argv0: OsString,
-    pub args: Vec<OsString>,
-    pub display: String,
-}
-
-pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> {
-    let display = program.to_string_lossy().to_string();
-    if program.is_empty() {
-        return Err(Error::Config("no program given".into()));
-    }
-    let path = find_in_path(program).ok_or_else(|| Error::ProgramNotFound {
-        program: display.clone(),
-        how: if program.as_bytes().contains(&b'/') {
-            "that path".into()
-        } else {
-            "the directories in PATH".into()
-        },
-    })?;
-    let kind = program_file::inspect(&path).map_err(|e| Error::Program {
-        program: display.clone(),
-        what: e.to_string(),
-    })?;
-    let head = match kind {
-        ProgramFile::Elf(arch) => {
-            let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
-                program: display.clone(),
-                what: e.to_string(),
-            })?;
-            return Ok(Launch {
-                exe,
-                arch,
-                argv0: program.to_os_string(),
-                args: args.to_vec(),
-                display,
-            });
-        }
-        ProgramFile::Script(head) => head,
-    };
-    let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
-    let line = String::from_utf8_lossy(line).trim().to_string();
-    let mut parts = line.splitn(2, [' ', '\t']);
-    let interp = parts.next().unwrap_or("").to_string();
-    let opt = parts
-        .next()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    if interp.is_empty() {
-        return Err(Error::Program {
-            program: display,
-            what: "empty #! line".into(),
-        });
-    }
-    let ipath = PathBuf::from(&interp);
-    let bad = |what: String| Error::Program {
-        program: display.clone(),
-        what,
-    };
-    let arch = match program_file::inspect(&ipath) {
-        Ok(ProgramFile::Elf(arch)) => arch,
-        Ok(ProgramFile::Script(_)) => {
-            return Err(bad(format!(
-                "its interpreter {interp} is a #! script itself (QEMU needs an ELF program there)"
-            )))
-        }
-        Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
-        Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
-    };
-    let mut a: Vec<OsString> = Vec::new();
-    if let Some(o) = opt {
-        a.push(o.into());
-    }
-    a.push(path.clone().into_os_string());
-    a.extend(args.iter().cloned());
-    let exe = std::fs::canonicalize(&ipath).unwrap_or(ipath);
-    Ok(Launch {
-        exe,
-        arch,
-        argv0: interp.into(),
-        args: a,
-        display,
-    })
-}
-
-fn find_in_path(program: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.as_bytes().contains(&b'/') {
-        let p = PathBuf::from(program);
-        return runnable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| runnable(p))
 }
 
 static CHILD: AtomicI32 = AtomicI32::new(0);

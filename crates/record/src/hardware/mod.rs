@@ -618,7 +618,7 @@ pub fn run_perf_checked(
     cmd: &[OsString],
     m: Method,
     output: &Path,
-    child_setup: &crate::ChildSetup,
+    child_setup: &crate::stdio::ChildSetup,
 ) -> Result<i32, String> {
     let mut child = std::process::Command::new(&cmd[0]);
     child.args(&cmd[1..]);
