@@ -7,7 +7,7 @@
 
 use super::cache_model::Lru;
 use super::config::cfg;
-use super::counts::Counts;
+use super::stream_format::Counts;
 use super::libc_api;
 use super::ring::Ring;
 use super::stream_encode;

@@ -24,18 +24,59 @@ pub enum Error {
     },
     #[error("{path}: {what}")]
     Output { path: PathBuf, what: String },
-    #[error("{0}")]
-    Io(String),
+    /// A system call failed; `what` says what was being done, `source` why it failed.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A recording perf wrote that cannot be read back.
+    #[error("{}: {source}", path.display())]
+    Perf {
+        path: PathBuf,
+        #[source]
+        source: kfdo_perf::PerfError,
+    },
+    /// A setting out of range; the message is the whole story (nothing failed
+    /// underneath it).
     #[error("bad setting: {0}")]
     Config(String),
     /// A request that cannot be carried out as given (a bad option, a method this
-    /// machine lacks); the message says what to change.
+    /// machine lacks); the message says what to change, and nothing failed underneath it.
     #[error("{0}")]
     Request(String),
 }
 
 impl Error {
     pub(crate) fn io(what: impl std::fmt::Display, e: std::io::Error) -> Error {
-        Error::Io(format!("{what}: {e}"))
+        Error::Io {
+            what: what.to_string(),
+            source: e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn an_io_error_keeps_its_cause() {
+        let e = Error::io(
+            "cannot write the QEMU plugin to a temporary file",
+            std::io::Error::from(std::io::ErrorKind::StorageFull),
+        );
+        let cause = e.source().expect("the io::Error is the source");
+        assert_eq!(
+            cause.downcast_ref::<std::io::Error>().map(|c| c.kind()),
+            Some(std::io::ErrorKind::StorageFull)
+        );
+        // The message users see is unchanged: what was done, then why it failed.
+        assert_eq!(
+            e.to_string(),
+            format!("cannot write the QEMU plugin to a temporary file: {cause}")
+        );
     }
 }

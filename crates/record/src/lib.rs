@@ -20,18 +20,18 @@
 //!
 //! Inside `emulated`, bottom first:
 //!
-//! 1. `stream_format` (the capture format, shared with the plugin), `plugin` (the
-//!    embedded plugin), `guest_arch` (what the guest's architecture decides).
-//! 2. `maps` (guest mappings), `program_file` (what kind of file a program is).
-//! 3. `stream` (the capture reader), `guest_program` (the program QEMU is handed).
-//! 4. `counters` (the counters file and cache model), `capture` (a capture's side-band
-//!    events), `perfout` (the perf.data writer), `guest_modules` (kernel modules placed
-//!    in a guest).
-//! 5. `plugin_args` (the plugin's arguments), `recording` ([`RecordConfig`],
-//!    [`RecordOutcome`], [`Window`]).
-//! 6. `user` ([`record_user`]).
-//! 7. `system` ([`record_system`]), `launcher` (counting a program a shell command
-//!    runs).
+//! 1. `stream_format` (the capture format and its counters, shared with the plugin),
+//!    `plugin` (the embedded plugin), `guest_arch` (what the guest's architecture
+//!    decides).
+//! 2. `maps` (guest mappings), `program_file` (what kind of file a program is),
+//!    `counters` (the cache model and the counters file).
+//! 3. `stream` (the capture reader), `guest_program` (the program QEMU is handed),
+//!    `plugin_args` (the plugin's arguments), `recording` ([`RecordConfig`],
+//!    [`RecordOutcome`], [`Window`], the settings' checks), `guest_modules` (kernel
+//!    modules placed in a guest).
+//! 4. `capture` (a capture's side-band events), `perfout` (the perf.data writer).
+//! 5. `user` ([`record_user`]), `system` ([`record_system`]) and `launcher` (counting a
+//!    program a shell command runs), independent of each other.
 //!
 //! `plugin_units` (test-only: the plugin's plain-logic files compiled into the tests) and
 //! `emulated/mod.rs` (module declarations and re-exports) sit above the layers; `lib.rs`

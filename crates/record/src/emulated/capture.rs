@@ -2,7 +2,7 @@
 //! pass: mappings, threads, forks, exits, counters, and how the stream ended.
 
 use crate::emulated::maps::Map;
-use crate::emulated::stream::{Event, RawCounts, Stream, Tail};
+use crate::emulated::stream::{Counts, Event, Stream, Tail};
 
 /// Side-band events of the capture (everything but samples), in stream order.
 pub(crate) struct Capture {
@@ -10,7 +10,7 @@ pub(crate) struct Capture {
     pub threads: Vec<(u64, i32, i32)>,
     pub forks: Vec<(u64, i32, i32, i32, i32)>,
     pub exits: Vec<(u64, i32, i32, i32)>,
-    pub counters: Vec<(i32, RawCounts)>,
+    pub counters: Vec<(i32, Counts)>,
     pub pids: Vec<i32>,
     pub first_pc: Option<u64>,
     pub ended: bool,

@@ -2,8 +2,11 @@
 //! and iTLB misses from a simple LRU model, split user / kernel. Deterministic: the model
 //! sees the executed code addresses in program order, with no timing or sampling.
 
-use crate::emulated::stream::RawCounts;
+use crate::emulated::stream_format::Counts;
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
 
 /// The instruction-side model: a set-associative L1i with LRU replacement, and a fully
 /// associative LRU iTLB. Each executed block touches every line and page it spans.
@@ -70,7 +73,7 @@ pub struct DomainCounts {
 }
 
 impl DomainCounts {
-    fn from_raw(r: &RawCounts, k: usize) -> DomainCounts {
+    fn from_stream(r: &Counts, k: usize) -> DomainCounts {
         DomainCounts {
             instructions: r.insns[k],
             taken_branches: r.taken[k],
@@ -100,10 +103,11 @@ pub struct Counters {
 }
 
 impl Counters {
-    pub fn from_raw(r: &RawCounts) -> Counters {
+    /// The counts of a stream's COUNTERS record.
+    pub fn from_stream(r: &Counts) -> Counters {
         Counters {
-            user: DomainCounts::from_raw(r, 0),
-            kernel: DomainCounts::from_raw(r, 1),
+            user: DomainCounts::from_stream(r, 0),
+            kernel: DomainCounts::from_stream(r, 1),
         }
     }
     pub fn add(&mut self, o: &Counters) {
@@ -132,4 +136,69 @@ pub struct ProcessCounters {
     pub pid: i32,
     #[serde(flatten)]
     pub counts: Counters,
+}
+
+impl CountersFile {
+    /// The file for these processes' counts (each `(pid, counts)` as its last COUNTERS
+    /// record says), in this order, with their sum.
+    pub fn from_processes<'a>(
+        source: String,
+        model: CacheModel,
+        counts: impl IntoIterator<Item = &'a (i32, Counts)>,
+    ) -> CountersFile {
+        let mut total = Counters::default();
+        let processes = counts
+            .into_iter()
+            .map(|(pid, raw)| {
+                let c = Counters::from_stream(raw);
+                total.add(&c);
+                ProcessCounters {
+                    pid: *pid,
+                    counts: c,
+                }
+            })
+            .collect();
+        CountersFile {
+            source,
+            model,
+            total,
+            processes,
+        }
+    }
+
+    /// Writes the file as JSON, atomically: complete at `path`, or not at all.
+    pub(crate) fn write(&self, path: &Path) -> Result<(), Error> {
+        let dir = kfdo_outfile::parent_dir(path);
+        let out_err = |what: String| Error::Output {
+            path: path.to_path_buf(),
+            what,
+        };
+        let mut tmp = kfdo_outfile::temp_in(&dir)
+            .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
+        let mut text =
+            serde_json::to_vec_pretty(self).map_err(|e| out_err(format!("cannot write: {e}")))?;
+        text.push(b'\n');
+        tmp.as_file_mut()
+            .write_all(&text)
+            .map_err(|e| out_err(format!("cannot write: {e}")))?;
+        tmp.persist(path)
+            .map_err(|e| out_err(format!("cannot write: {}", e.error)))?;
+        Ok(())
+    }
+}
+
+/// The counters file a recording was asked for (`path`), written from the capture's
+/// per-process counts; None when none was asked for. One place for user and system mode.
+pub(crate) fn write_counters(
+    path: Option<&Path>,
+    source: String,
+    model: CacheModel,
+    counts: &[(i32, Counts)],
+) -> Result<Option<CountersFile>, Error> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let file = CountersFile::from_processes(source, model, counts);
+    file.write(path)?;
+    Ok(Some(file))
 }

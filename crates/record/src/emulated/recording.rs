@@ -151,3 +151,16 @@ pub struct RecordOutcome {
     /// Measurement windows the program opened (with `Window::Markers`).
     pub windows: Option<usize>,
 }
+
+/// The settings user and system mode share, checked before anything runs.
+pub(crate) fn check_settings(period: u64, depth: u32, cache: &CacheModel) -> Result<(), Error> {
+    if period == 0 {
+        return Err(Error::Config("the period must be at least 1".into()));
+    }
+    if depth == 0 || depth > 1024 {
+        return Err(Error::Config(
+            "the branch stack depth must be 1..=1024".into(),
+        ));
+    }
+    cache.validate().map_err(Error::Config)
+}

@@ -8,8 +8,8 @@ use crate::error::Error;
 use std::path::Path;
 
 pub use super::stream_format::{
-    Header, MAGIC, MAP_FROM_MAPS, REC_COUNTERS, REC_END, REC_EXEC, REC_EXIT, REC_FORK, REC_INFO,
-    REC_MMAP, REC_SAMPLE, REC_THREAD,
+    Counts, Header, MAGIC, MAP_FROM_MAPS, REC_COUNTERS, REC_END, REC_EXEC, REC_EXIT, REC_FORK,
+    REC_INFO, REC_MMAP, REC_SAMPLE, REC_THREAD,
 };
 
 /// The finished capture file, mapped rather than read: a long recording's stream can be
@@ -49,18 +49,6 @@ pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
         let _ = std::fs::write(keep, &*bytes);
     }
     bytes
-}
-
-/// Raw counters of one process (or of the whole machine in system mode), user and kernel.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RawCounts {
-    pub insns: [u64; 2],
-    pub taken: [u64; 2],
-    pub cond: [u64; 2],
-    pub l1i_access: [u64; 2],
-    pub l1i_miss: [u64; 2],
-    pub itlb_access: [u64; 2],
-    pub itlb_miss: [u64; 2],
 }
 
 /// A sample, borrowing its branch entries (`(from, to)` pairs, newest first) from the stream.
@@ -110,7 +98,7 @@ pub enum Event<'a> {
     },
     Counters {
         pid: i32,
-        counts: RawCounts,
+        counts: Counts,
     },
     /// Guest base (host - guest address) and the first executed guest address.
     Info {
@@ -302,17 +290,8 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
         REC_COUNTERS => {
             need(COUNTERS_LEN)?;
             let v = |i: usize| le64(&p[8 + i * 8..]);
-            let mut c = RawCounts::default();
-            for k in 0..2 {
-                let b = k * COUNTER_FIELDS;
-                c.insns[k] = v(b);
-                c.taken[k] = v(b + 1);
-                c.cond[k] = v(b + 2);
-                c.l1i_access[k] = v(b + 3);
-                c.l1i_miss[k] = v(b + 4);
-                c.itlb_access[k] = v(b + 5);
-                c.itlb_miss[k] = v(b + 6);
-            }
+            let side = |k: usize| std::array::from_fn(|f| v(k * COUNTER_FIELDS + f));
+            let c = Counts::from_sides(&[side(0), side(1)]);
             Event::Counters {
                 pid: le32(p) as i32,
                 counts: c,

@@ -3,13 +3,13 @@
 //! through, and write the perf.data.
 
 use crate::emulated::capture::Capture;
-use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SOURCE};
+use crate::emulated::counters::{write_counters, USER_SOURCE};
 use crate::emulated::guest_arch;
 use crate::emulated::guest_program::resolve_program;
 use crate::emulated::maps::{self, ElfInfo};
-use crate::emulated::plugin::PluginFile;
+use crate::emulated::plugin::CaptureDir;
 use crate::emulated::plugin_args::PluginArgs;
-use crate::emulated::recording::{no_window, RecordConfig, RecordOutcome, Window};
+use crate::emulated::recording::{check_settings, no_window, RecordConfig, RecordOutcome, Window};
 use crate::emulated::stream::{Stream, Tail};
 use crate::error::Error;
 use nix::sys::signal::{self, SigHandler, Signal};
@@ -29,15 +29,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// perf.data is written to a temporary file beside `cfg.output` and renamed into place:
 /// it is complete, or absent.
 pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
-    if cfg.period == 0 {
-        return Err(Error::Config("the period must be at least 1".into()));
-    }
-    if cfg.depth == 0 || cfg.depth > 1024 {
-        return Err(Error::Config(
-            "the branch stack depth must be 1..=1024".into(),
-        ));
-    }
-    cfg.cache.validate().map_err(Error::Config)?;
+    check_settings(cfg.period, cfg.depth, &cfg.cache)?;
     // A relative path names a file in the directory the program runs in.
     let program = match &cfg.cwd {
         Some(d)
@@ -54,17 +46,11 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .clone()
         .unwrap_or_else(|| guest_arch::qemu_user(launch.arch));
 
-    let work = match &cfg.work_dir {
-        Some(d) => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir_in(d),
-        None => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir(),
-    }
-    .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
-    let plugin = PluginFile::write_into(work.path())
-        .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
-    let stream_path = work.path().join("capture.vlbr");
+    let capture = CaptureDir::new(cfg.work_dir.as_deref())?;
+    let stream_path = &capture.stream;
 
-    let mut popt = PluginArgs::new(plugin.path())
-        .path("out", &stream_path)
+    let mut popt = PluginArgs::new(capture.plugin.path())
+        .path("out", stream_path)
         .number("period", cfg.period)
         .number("depth", cfg.depth as u64)
         .path("exe", &launch.exe)
@@ -122,8 +108,8 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         _ => (1, None),
     };
 
-    let data = crate::emulated::stream::map_capture(&stream_path);
-    let stream = Stream::parse(&stream_path, &data).map_err(|_| Error::Program {
+    let data = crate::emulated::stream::map_capture(stream_path);
+    let stream = Stream::parse(stream_path, &data).map_err(|_| Error::Program {
         program: launch.display.clone(),
         what: format!(
             "QEMU ({}) exited with status {exit_code} before running it (see its message above)",
@@ -197,32 +183,12 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         },
     )?;
 
-    let counters = match &cfg.counters {
-        Some(path) => {
-            let mut total = Counters::default();
-            let processes: Vec<ProcessCounters> = cap
-                .counters
-                .iter()
-                .map(|(pid, raw)| {
-                    let c = Counters::from_raw(raw);
-                    total.add(&c);
-                    ProcessCounters {
-                        pid: *pid,
-                        counts: c,
-                    }
-                })
-                .collect();
-            let file = CountersFile {
-                source: USER_SOURCE.into(),
-                model: cfg.cache,
-                total,
-                processes,
-            };
-            write_json_atomic(path, &file)?;
-            Some(file)
-        }
-        None => None,
-    };
+    let counters = write_counters(
+        cfg.counters.as_deref(),
+        USER_SOURCE.into(),
+        cfg.cache,
+        &cap.counters,
+    )?;
 
     Ok(RecordOutcome {
         exit_code,
@@ -236,25 +202,6 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         warnings,
         windows: (cfg.window == Window::Markers).then_some(cap.windows),
     })
-}
-
-pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), Error> {
-    let dir = kfdo_outfile::parent_dir(path);
-    let out_err = |what: String| Error::Output {
-        path: path.to_path_buf(),
-        what,
-    };
-    let mut tmp =
-        kfdo_outfile::temp_in(&dir).map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
-    serde_json::to_writer_pretty(tmp.as_file_mut(), v)
-        .map_err(|e| out_err(format!("cannot write: {e}")))?;
-    use std::io::Write;
-    tmp.as_file_mut()
-        .write_all(b"\n")
-        .map_err(|e| out_err(format!("cannot write: {e}")))?;
-    tmp.persist(path)
-        .map_err(|e| out_err(format!("cannot write: {}", e.error)))?;
-    Ok(())
 }
 
 fn comm_of(exe: &Path) -> Vec<u8> {

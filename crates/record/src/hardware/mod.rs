@@ -8,6 +8,7 @@
 //! found), `/proc/sys/kernel/perf_event_paranoid` and `kptr_restrict`. A live probe with
 //! `perf record` (does a branch-stack event open here?) is added by [`Capabilities::detect`].
 
+use crate::error::Error;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -619,29 +620,32 @@ pub fn run_perf_checked(
     m: Method,
     output: &Path,
     child_setup: &crate::stdio::ChildSetup,
-) -> Result<i32, String> {
+) -> Result<i32, Error> {
     let mut child = std::process::Command::new(&cmd[0]);
     child.args(&cmd[1..]);
     child_setup.apply_place(&mut child);
     let stdio = &child_setup.stdio;
     stdio
         .apply(&mut child)
-        .map_err(|e| format!("cannot set up perf's standard streams: {e}"))?;
+        .map_err(|e| Error::io("cannot set up perf's standard streams", e))?;
     let status = child
         .status()
-        .map_err(|e| format!("cannot run {}: {e}", cmd[0].to_string_lossy()))?;
+        .map_err(|e| Error::io(format!("cannot run {}", cmd[0].to_string_lossy()), e))?;
     use std::os::unix::process::ExitStatusExt;
     let code = status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     if !output.exists() {
-        return Err(format!(
+        return Err(Error::Request(format!(
             "perf wrote no {} (exit status {code})",
             output.display()
-        ));
+        )));
     }
     if m.is_hardware_branch() && m != Method::Spe {
-        let pd = kfdo_perf::PerfData::open(output).map_err(|e| e.to_string())?;
+        let pd = kfdo_perf::PerfData::open(output).map_err(|source| Error::Perf {
+            path: output.to_path_buf(),
+            source,
+        })?;
         let mut with = 0u64;
         let mut total = 0u64;
         for r in pd.records() {
@@ -656,11 +660,11 @@ pub fn run_perf_checked(
             }
         }
         if with == 0 {
-            return Err(format!(
+            return Err(Error::Request(format!(
                 "{}: {total} samples and none has a branch stack: this machine's {} does not deliver branch records; try --method emulated",
                 output.display(),
                 m.name()
-            ));
+            )));
         }
     }
     Ok(code)
