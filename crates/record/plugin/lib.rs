@@ -16,7 +16,9 @@
 //! - A ring of the last N (default 32) taken branches per vCPU; every PERIOD taken branches
 //!   a sample (time, pid, tid, ip = target of the sampled branch, the ring newest first).
 //! - Optional counters: instructions, taken and conditional branches, L1i and iTLB misses
-//!   from a small LRU model, split user / kernel by address (kernel = upper half).
+//!   from a small LRU model, split user / kernel by address (kernel = upper half). The
+//!   iTLB's pages are the sizes each region really uses: small (4 KiB) for user code,
+//!   large (2 MiB) for the kernel image's text.
 //! - Guest mappings (user mode): the images QEMU loaded itself (program and ELF
 //!   interpreter) from the host's /proc/self/maps at the first executed TB, translated by
 //!   the guest base (host address of the code - guest address, both known exactly from

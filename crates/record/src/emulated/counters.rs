@@ -10,13 +10,22 @@ use std::path::Path;
 
 /// The instruction-side model: a set-associative L1i with LRU replacement, and a fully
 /// associative LRU iTLB. Each executed block touches every line and page it spans.
+///
+/// The iTLB's pages are the sizes each mode really uses: user code (and module code)
+/// 4 KiB pages, the kernel image's text large pages (x86-64 and arm64 kernels map their
+/// text with 2 MiB pages). One entry covers one page of either size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheModel {
     pub l1i_size: u64,
     pub l1i_ways: u32,
     pub l1i_line: u64,
     pub itlb_entries: u32,
+    /// The page size of user code (and of kernel code outside the kernel image).
     pub itlb_page: u64,
+    /// The page size of the kernel image's text. Counters files written before it was
+    /// part of the model had 4 KiB pages there too.
+    #[serde(default = "CacheModel::small_pages")]
+    pub itlb_kernel_page: u64,
 }
 
 impl Default for CacheModel {
@@ -27,13 +36,21 @@ impl Default for CacheModel {
             l1i_line: 64,
             itlb_entries: 64,
             itlb_page: 4096,
+            itlb_kernel_page: 2 << 20,
         }
     }
 }
 
 impl CacheModel {
+    fn small_pages() -> u64 {
+        4096
+    }
+
     pub fn validate(&self) -> Result<(), String> {
-        if !self.l1i_line.is_power_of_two() || !self.itlb_page.is_power_of_two() {
+        if !self.l1i_line.is_power_of_two()
+            || !self.itlb_page.is_power_of_two()
+            || !self.itlb_kernel_page.is_power_of_two()
+        {
             return Err("cache line and page sizes must be powers of two".into());
         }
         if self.l1i_ways == 0
@@ -55,9 +72,33 @@ impl CacheModel {
     pub fn plugin_args(&self) -> [String; 2] {
         [
             format!("l1i={}:{}:{}", self.l1i_size, self.l1i_ways, self.l1i_line),
-            format!("itlb={}:{}", self.itlb_entries, self.itlb_page),
+            format!(
+                "itlb={}:{}:{}",
+                self.itlb_entries, self.itlb_page, self.itlb_kernel_page
+            ),
         ]
     }
+
+    /// The name of the iTLB counter in reports, with the model it counts in, e.g.
+    /// "iTLB misses (model: 64 entries, 4 KiB user / 2 MiB kernel pages)".
+    pub fn itlb_label(&self) -> String {
+        format!(
+            "iTLB misses (model: {} entries, {} user / {} kernel pages)",
+            self.itlb_entries,
+            byte_size(self.itlb_page),
+            byte_size(self.itlb_kernel_page)
+        )
+    }
+}
+
+/// A power-of-two size in the largest binary unit that divides it: "4 KiB", "2 MiB".
+fn byte_size(b: u64) -> String {
+    for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if b >= unit && b.is_multiple_of(unit) {
+            return format!("{} {name}", b / unit);
+        }
+    }
+    format!("{b} bytes")
 }
 
 /// Counts of one privilege domain.
@@ -201,4 +242,41 @@ pub(crate) fn write_counters(
     let file = CountersFile::from_processes(source, model, counts);
     file.write(path)?;
     Ok(Some(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_says_each_modes_page_size() {
+        let m = CacheModel::default();
+        assert_eq!(
+            m.itlb_label(),
+            "iTLB misses (model: 64 entries, 4 KiB user / 2 MiB kernel pages)"
+        );
+        assert_eq!(m.plugin_args()[1], "itlb=64:4096:2097152");
+        let odd = CacheModel {
+            itlb_page: 512,
+            itlb_kernel_page: 1 << 30,
+            ..m
+        };
+        assert_eq!(
+            odd.itlb_label(),
+            "iTLB misses (model: 64 entries, 512 bytes user / 1 GiB kernel pages)"
+        );
+        let bad = CacheModel {
+            itlb_kernel_page: 3 << 20,
+            ..m
+        };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn older_counters_files_had_small_kernel_pages() {
+        let old =
+            r#"{"l1i_size":32768,"l1i_ways":8,"l1i_line":64,"itlb_entries":64,"itlb_page":4096}"#;
+        let m: CacheModel = serde_json::from_str(old).unwrap();
+        assert_eq!((m.itlb_page, m.itlb_kernel_page), (4096, 4096));
+    }
 }
