@@ -24,6 +24,14 @@ pub enum Error {
     },
     #[error("{path}: {what}")]
     Output { path: PathBuf, what: String },
+    /// The run ended before a single sample was taken; nothing was written.
+    #[error(
+        "{}: the recording holds no samples: the run was shorter than one sample period \
+         (--period {period}); nothing was written. Record with a smaller --period or a \
+         longer workload",
+        path.display()
+    )]
+    NoSamples { path: PathBuf, period: u64 },
     /// A system call failed; `what` says what was being done, `source` why it failed.
     #[error("{what}: {source}")]
     Io {

@@ -263,7 +263,8 @@ fn run_perf(
     say: &mut dyn FnMut(&str),
 ) -> Result<Recorded, Error> {
     say(&format!("running {}", hardware::shell_words(&command)));
-    let exit_code = hardware::run_perf_checked(&command, method, &req.output, &req.child)?;
+    let exit_code =
+        hardware::run_perf_checked(&command, method, &req.output, req.period, &req.child)?;
     Ok(Recorded::Hardware {
         method,
         command,

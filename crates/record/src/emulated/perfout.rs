@@ -58,6 +58,8 @@ pub fn branch_attr(period: u64, filter: u32) -> EventAttr {
     a
 }
 
+/// Writes the perf.data, atomically; a capture without samples is an error
+/// ([`Error::NoSamples`]) and writes nothing.
 pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
     let dir = kfdo_outfile::parent_dir(output);
     let out_err = |what: String| Error::Output {
@@ -71,6 +73,14 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
         .tempfile_in(&dir)
         .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
     let written = write_to(tmp.path(), inp).map_err(|e| out_err(format!("{e}")))?;
+    if written.samples == 0 {
+        // A recording without samples profiles nothing; the temporary file goes with
+        // `tmp`, and whatever `output` held stays.
+        return Err(Error::NoSamples {
+            path: output.to_path_buf(),
+            period: inp.header.period,
+        });
+    }
     tmp.persist(output)
         .map_err(|e| out_err(format!("cannot rename into place: {}", e.error)))?;
     Ok(written)

@@ -160,12 +160,6 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             arch: setup.arch,
         },
     )?;
-    if written.samples == 0 {
-        warnings.push(format!(
-            "no samples: fewer than {} taken branches passed the filter",
-            cfg.period
-        ));
-    }
     let counters = write_counters(
         cfg.counters.as_deref(),
         format!(

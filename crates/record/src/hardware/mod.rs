@@ -613,12 +613,15 @@ pub fn shell_words(cmd: &[OsString]) -> String {
         .join(" ")
 }
 
-/// Runs a perf record command set up as `child_setup` says and checks the result: for branch methods,
-/// that samples carry branch stacks. Returns the recorded command's exit status.
+/// Runs a perf record command set up as `child_setup` says and checks the result: that it
+/// holds samples (a recording without any is removed: [`Error::NoSamples`]), and for
+/// branch methods that they carry branch stacks. Returns the recorded command's exit
+/// status.
 pub fn run_perf_checked(
     cmd: &[OsString],
     m: Method,
     output: &Path,
+    period: u64,
     child_setup: &crate::stdio::ChildSetup,
 ) -> Result<i32, Error> {
     let mut child = std::process::Command::new(&cmd[0]);
@@ -641,33 +644,47 @@ pub fn run_perf_checked(
             output.display()
         )));
     }
-    if m.is_hardware_branch() && m != Method::Spe {
-        let pd = kfdo_perf::PerfData::open(output).map_err(|source| Error::Perf {
+    // Arm SPE's records come in the AUX area, not as SAMPLE records: nothing to count.
+    if m == Method::Spe {
+        return Ok(code);
+    }
+    let (total, with) = count_samples(output)?;
+    if total == 0 {
+        // perf wrote the file itself; an empty recording must not stay behind.
+        let _ = std::fs::remove_file(output);
+        return Err(Error::NoSamples {
             path: output.to_path_buf(),
-            source,
-        })?;
-        let mut with = 0u64;
-        let mut total = 0u64;
-        for r in pd.records() {
-            if let Ok(kfdo_perf::Record::Sample(s)) = r {
-                total += 1;
-                if !s.branch_stack.is_empty() {
-                    with += 1;
-                }
-            }
-            if total >= 10_000 {
-                break;
-            }
-        }
-        if with == 0 {
-            return Err(Error::Request(format!(
-                "{}: {total} samples and none has a branch stack: this machine's {} does not deliver branch records; try --method emulated",
-                output.display(),
-                m.name()
-            )));
-        }
+            period,
+        });
+    }
+    if m.is_hardware_branch() && with == 0 {
+        return Err(Error::Request(format!(
+            "{}: {total} samples and none has a branch stack: this machine's {} does not deliver branch records; try --method emulated",
+            output.display(),
+            m.name()
+        )));
     }
     Ok(code)
+}
+
+/// Samples in the first 10,000 of a perf.data, and how many of them carry a branch
+/// stack.
+fn count_samples(path: &Path) -> Result<(u64, u64), Error> {
+    let pd = kfdo_perf::PerfData::open(path).map_err(|source| Error::Perf {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (mut total, mut with) = (0u64, 0u64);
+    for r in pd.records() {
+        if let Ok(kfdo_perf::Record::Sample(s)) = r {
+            total += 1;
+            with += u64::from(!s.branch_stack.is_empty());
+        }
+        if total >= 10_000 {
+            break;
+        }
+    }
+    Ok((total, with))
 }
 
 /// Tries the method's perf event for a moment (`perf record ... -- true`).
