@@ -28,6 +28,10 @@ pub(crate) struct Input<'a> {
     pub system: bool,
     /// The guest's architecture (from the program's or kernel's ELF header).
     pub arch: kfdo_elf::Arch,
+    /// Whether the run is worth keeping without samples: a counting run (a counters
+    /// file was asked for), whose library callers set a period no run reaches. Else a
+    /// recording without samples is an error.
+    pub counting: bool,
 }
 
 pub(crate) struct Written {
@@ -59,7 +63,7 @@ pub fn branch_attr(period: u64, filter: u32) -> EventAttr {
 }
 
 /// Writes the perf.data, atomically; a capture without samples is an error
-/// ([`Error::NoSamples`]) and writes nothing.
+/// ([`Error::NoSamples`]) and writes nothing, unless the run is a counting one.
 pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
     let dir = kfdo_outfile::parent_dir(output);
     let out_err = |what: String| Error::Output {
@@ -73,7 +77,7 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
         .tempfile_in(&dir)
         .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
     let written = write_to(tmp.path(), inp).map_err(|e| out_err(format!("{e}")))?;
-    if written.samples == 0 {
+    if written.samples == 0 && !inp.counting {
         // A recording without samples profiles nothing; the temporary file goes with
         // `tmp`, and whatever `output` held stays.
         return Err(Error::NoSamples {
@@ -218,4 +222,12 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
     }
     w.finish()?;
     Ok(Written { samples: n })
+}
+
+/// The warning of a counting run without samples (its perf.data is empty).
+pub(crate) fn no_samples_warning(period: u64) -> String {
+    format!(
+        "no samples: the run was shorter than one sample period (--period {period}); the \
+         perf.data is empty, the counters are complete"
+    )
 }

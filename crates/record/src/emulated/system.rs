@@ -158,8 +158,12 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             comm: b"",
             system: true,
             arch: setup.arch,
+            counting: cfg.counters.is_some(),
         },
     )?;
+    if written.samples == 0 {
+        warnings.push(crate::emulated::perfout::no_samples_warning(cfg.period));
+    }
     let counters = write_counters(
         cfg.counters.as_deref(),
         format!(

@@ -180,8 +180,12 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
             comm: &comm,
             system: false,
             arch: launch.arch,
+            counting: cfg.counters.is_some(),
         },
     )?;
+    if written.samples == 0 {
+        warnings.push(crate::emulated::perfout::no_samples_warning(cfg.period));
+    }
 
     let counters = write_counters(
         cfg.counters.as_deref(),
