@@ -39,7 +39,11 @@ pub struct Config {
     pub l1i_ways: usize,
     pub l1i_line: u64,
     pub itlb_entries: usize,
+    /// The page size of user code (and of kernel code outside the kernel image).
     pub itlb_page: u64,
+    /// The page size of the kernel image's text, which x86-64 and arm64 kernels map
+    /// with large pages.
+    pub itlb_kernel_page: u64,
 }
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
@@ -85,6 +89,7 @@ impl Config {
             l1i_line: 64,
             itlb_entries: 64,
             itlb_page: 4096,
+            itlb_kernel_page: 2 << 20,
         };
         let mut out: Option<Vec<u8>> = None;
         for &a in args {
@@ -136,12 +141,18 @@ impl Config {
                     }
                 }
                 b"itlb" => {
-                    // entries:page
+                    // entries:page:kernel text page
                     let p: Vec<Option<u64>> = vs.split(':').map(parse_u64).collect();
                     match p.as_slice() {
-                        [Some(e), Some(pg)] if *e > 0 && *e <= 4096 && pg.is_power_of_two() => {
+                        [Some(e), Some(pg), Some(kpg)]
+                            if *e > 0
+                                && *e <= 4096
+                                && pg.is_power_of_two()
+                                && kpg.is_power_of_two() =>
+                        {
                             c.itlb_entries = *e as usize;
                             c.itlb_page = *pg;
+                            c.itlb_kernel_page = *kpg;
                         }
                         _ => return Err(bad("itlb")),
                     }
@@ -190,7 +201,10 @@ mod tests {
         assert!(!c.window);
         assert_eq!(c.filter as u32, FILTER_USER);
         assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (32768, 8, 64));
-        assert_eq!((c.itlb_entries, c.itlb_page), (64, 4096));
+        assert_eq!(
+            (c.itlb_entries, c.itlb_page, c.itlb_kernel_page),
+            (64, 4096, 2 << 20)
+        );
         let (c, _) = parse(true, &["out=o"]).unwrap();
         assert_eq!(c.filter as u32, FILTER_ALL);
         assert!(c.system);
@@ -208,7 +222,7 @@ mod tests {
                 "filter=kernel",
                 "exe=/bin/true",
                 "l1i=65536:4:128",
-                "itlb=128:0x200000",
+                "itlb=128:0x2000:0x40000000",
                 "window=markers",
             ],
         )
@@ -218,7 +232,10 @@ mod tests {
         assert_eq!(c.exe, b"/bin/true");
         assert!(c.window);
         assert_eq!((c.l1i_size, c.l1i_ways, c.l1i_line), (65536, 4, 128));
-        assert_eq!((c.itlb_entries, c.itlb_page), (128, 0x200000));
+        assert_eq!(
+            (c.itlb_entries, c.itlb_page, c.itlb_kernel_page),
+            (128, 0x2000, 0x4000_0000)
+        );
         for on in ["1", "on", "true"] {
             assert!(
                 parse(false, &["out=o", &format!("counters={on}")])
@@ -252,10 +269,19 @@ mod tests {
             "vlbr: bad argument l1i=32768:65:64\n"
         );
         assert_eq!(
-            err(&["out=o", "itlb=4097:4096"]),
-            "vlbr: bad argument itlb=4097:4096\n"
+            err(&["out=o", "itlb=4097:4096:2097152"]),
+            "vlbr: bad argument itlb=4097:4096:2097152\n"
         );
         assert_eq!(err(&["out=o", "itlb=64"]), "vlbr: bad argument itlb=64\n");
+        // The kernel text's page size is part of the model: two sizes are not enough.
+        assert_eq!(
+            err(&["out=o", "itlb=64:4096"]),
+            "vlbr: bad argument itlb=64:4096\n"
+        );
+        assert_eq!(
+            err(&["out=o", "itlb=64:4096:3000"]),
+            "vlbr: bad argument itlb=64:4096:3000\n"
+        );
         assert_eq!(
             err(&["out=o", "window=boot"]),
             "vlbr: bad argument window=boot\n"

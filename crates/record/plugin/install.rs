@@ -55,13 +55,14 @@ pub unsafe extern "C" fn qemu_plugin_install(
     stream_write::flush(&mut hdr);
     // SAFETY: once, here, before any callback is registered.
     unsafe { init_vcpu0() };
-    window::init(id);
+    window::init(id, register_callbacks);
     register_callbacks(PluginId::from_install(id));
     0
 }
 
 /// Every callback the plugin runs on: at install, and again after each reset the
-/// measurement window asks for (`window.rs`), which unregisters them all.
+/// measurement window asks for (`window.rs`, which is handed this function because it
+/// sits below this file), which unregisters them all.
 pub fn register_callbacks(id: PluginId) {
     id.on_tb_trans(translate::on_tb_trans);
     id.on_vcpu_init(lifecycle::on_vcpu_init);

@@ -16,7 +16,9 @@
 //! - A ring of the last N (default 32) taken branches per vCPU; every PERIOD taken branches
 //!   a sample (time, pid, tid, ip = target of the sampled branch, the ring newest first).
 //! - Optional counters: instructions, taken and conditional branches, L1i and iTLB misses
-//!   from a small LRU model, split user / kernel by address (kernel = upper half).
+//!   from a small LRU model, split user / kernel by address (kernel = upper half). The
+//!   iTLB's pages are the sizes each region really uses: small (4 KiB) for user code,
+//!   large (2 MiB) for the kernel image's text.
 //! - Guest mappings (user mode): the images QEMU loaded itself (program and ELF
 //!   interpreter) from the host's /proc/self/maps at the first executed TB, translated by
 //!   the guest base (host address of the code - guest address, both known exactly from
@@ -43,12 +45,13 @@
 //! - the measurement window (`window=markers`): `window.rs` (instrument only between
 //!   the guest's start and stop markers, by resetting the plugin at each marker);
 //! - per vCPU: `vcpu.rs` (its state), `ring.rs` (the branch stack and sampling period),
-//!   `counts.rs` and `cache_model.rs` (counters, L1i / iTLB model);
-//! - output: `stream_format.rs` (shared with the reader), `stream_encode.rs` (records),
+//!   `cache_model.rs` (the L1i / iTLB model behind the counters);
+//! - output: `stream_format.rs` (shared with the reader: the record layouts and the
+//!   counters, `Counts`), `stream_encode.rs` (records),
 //!   `stream_write.rs` (the descriptor, batching, failure);
 //! - guest mappings: `syscalls.rs` (mmap, fork, exec), `guest_maps.rs`, `proc_maps.rs`.
 //!
-//! The plain-logic modules (classify, word, filter, ring, counts, cache_model, config,
+//! The plain-logic modules (classify, word, filter, ring, cache_model, config,
 //! proc_maps, stream_format, stream_encode) hold their unit tests; the library compiles these same
 //! files into its own tests (`src/emulated/plugin_units.rs`), so `cargo test` runs them.
 //! They name their siblings as `super::x`, which means the same in both places.
@@ -59,7 +62,6 @@ mod cache_model;
 mod classify;
 mod classify_a64;
 mod config;
-mod counts;
 mod desc;
 mod exec;
 mod filter;

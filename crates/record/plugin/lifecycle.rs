@@ -2,7 +2,7 @@
 //! emulation, when the rest of the stream is written.
 
 use super::config::cfg;
-use super::counts::Counts;
+use super::stream_format::Counts;
 use super::libc_api::{getpid, getppid, gettid, now_ns};
 use super::qemu_api::qemu_plugin_id_t;
 use super::stream_encode;

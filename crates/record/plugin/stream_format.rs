@@ -17,7 +17,8 @@
 //! - `REC_FORK`: time u64, pid, ppid, tid, ptid.
 //! - `REC_EXIT`: time u64, pid, ppid, tid, write failed u32.
 //! - `REC_COUNTERS`: pid, 0 u32, then `COUNTER_FIELDS` u64 for user and as many for kernel,
-//!   in the order insns, taken, cond, l1i_access, l1i_miss, itlb_access, itlb_miss.
+//!   in the order of [`Counts`]' fields: insns, taken, cond, l1i_access, l1i_miss,
+//!   itlb_access, itlb_miss.
 //! - `REC_INFO`: guest base u64 (host - guest address), first executed pc u64.
 //! - `REC_END`: pid (the root process finished cleanly).
 //! - `REC_EXEC`: time u64, pid, tid.
@@ -123,6 +124,77 @@ pub const FILTER_ALL: u32 = 0;
 pub const FILTER_USER: u32 = 1;
 pub const FILTER_KERNEL: u32 = 2;
 
+/// The counters of one vCPU or process, user and kernel (the payload of `REC_COUNTERS`
+/// after the pid): instructions, taken and conditional branches, and the L1i and iTLB
+/// model's accesses and misses. Index 0 counts user addresses, 1 kernel ones.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub insns: [u64; 2],
+    pub taken: [u64; 2],
+    pub cond: [u64; 2],
+    pub l1i_access: [u64; 2],
+    pub l1i_miss: [u64; 2],
+    pub itlb_access: [u64; 2],
+    pub itlb_miss: [u64; 2],
+}
+
+impl Counts {
+    /// All zero (`Default` for statics).
+    pub const ZERO: Counts = Counts {
+        insns: [0; 2],
+        taken: [0; 2],
+        cond: [0; 2],
+        l1i_access: [0; 2],
+        l1i_miss: [0; 2],
+        itlb_access: [0; 2],
+        itlb_miss: [0; 2],
+    };
+
+    pub fn add(&mut self, o: &Counts) {
+        for k in 0..2 {
+            self.insns[k] += o.insns[k];
+            self.taken[k] += o.taken[k];
+            self.cond[k] += o.cond[k];
+            self.l1i_access[k] += o.l1i_access[k];
+            self.l1i_miss[k] += o.l1i_miss[k];
+            self.itlb_access[k] += o.itlb_access[k];
+            self.itlb_miss[k] += o.itlb_miss[k];
+        }
+    }
+
+    /// `[user, kernel]` in the order of the stream's COUNTERS record.
+    pub fn by_side(&self) -> [[u64; COUNTER_FIELDS]; 2] {
+        [0, 1].map(|k| {
+            [
+                self.insns[k],
+                self.taken[k],
+                self.cond[k],
+                self.l1i_access[k],
+                self.l1i_miss[k],
+                self.itlb_access[k],
+                self.itlb_miss[k],
+            ]
+        })
+    }
+
+    /// The inverse of [`Counts::by_side`].
+    pub fn from_sides(sides: &[[u64; COUNTER_FIELDS]; 2]) -> Counts {
+        let mut c = Counts::ZERO;
+        for (k, s) in sides.iter().enumerate() {
+            [
+                c.insns[k],
+                c.taken[k],
+                c.cond[k],
+                c.l1i_access[k],
+                c.l1i_miss[k],
+                c.itlb_access[k],
+                c.itlb_miss[k],
+            ] = *s;
+        }
+        c
+    }
+}
+
 /// The stream header (after the magic).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
@@ -213,5 +285,27 @@ mod tests {
         assert_eq!(Header::decode(&b[..HEADER_LEN - 1]), None);
         b[0] = b'X';
         assert_eq!(Header::decode(&b), None);
+    }
+
+    #[test]
+    fn add_and_order() {
+        let mut a = Counts::ZERO;
+        assert_eq!(a, Counts::default());
+        let b = Counts {
+            insns: [1, 2],
+            taken: [3, 4],
+            cond: [5, 6],
+            l1i_access: [7, 8],
+            l1i_miss: [9, 10],
+            itlb_access: [11, 12],
+            itlb_miss: [13, 14],
+        };
+        a.add(&b);
+        a.add(&b);
+        assert_eq!(
+            a.by_side(),
+            [[2, 6, 10, 14, 18, 22, 26], [4, 8, 12, 16, 20, 24, 28]]
+        );
+        assert_eq!(Counts::from_sides(&a.by_side()), a);
     }
 }

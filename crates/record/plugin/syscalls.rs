@@ -2,7 +2,7 @@
 //! code, `fork` and its kin, `execve`, and `rt_sigreturn`.
 
 use super::config::{cfg, Guest};
-use super::counts::Counts;
+use super::stream_format::Counts;
 use super::guest_maps;
 use super::libc_api::{getpid, gettid, now_ns};
 use super::lifecycle::{counters_record, flush_all, total_counts};

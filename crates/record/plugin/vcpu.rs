@@ -5,9 +5,9 @@
 //! `&'static mut Vcpu` (it is never freed). The few places that touch other vCPUs' state
 //! (a forked child, the exit, `execve`) say why that is sound, or where it is not.
 
-use super::cache_model::Lru;
-use super::config::cfg;
-use super::counts::Counts;
+use super::cache_model::{Itlb, Lru};
+use super::config::{cfg, Guest};
+use super::stream_format::{kernel_text_range, Counts};
 use super::libc_api;
 use super::ring::Ring;
 use super::stream_encode;
@@ -34,7 +34,7 @@ pub struct Vcpu {
     pub buf: Vec<u8>,
     pub counts: Counts,
     pub l1i: Lru,
-    pub itlb: Lru,
+    pub itlb: Itlb,
     /// mmap arguments between the syscall callback and its return.
     pub mmap_args: Option<(u64, u64, u64, u64, u64)>,
 }
@@ -61,7 +61,12 @@ pub fn new_vcpu() -> Box<Vcpu> {
         buf: new_buffer(),
         counts: Counts::default(),
         l1i: Lru::new(c.l1i_size / c.l1i_line.max(1), c.l1i_ways, c.l1i_line),
-        itlb: Lru::new(c.itlb_entries as u64, c.itlb_entries, c.itlb_page),
+        itlb: Itlb::new(
+            c.itlb_entries as u64,
+            c.itlb_page,
+            c.itlb_kernel_page,
+            kernel_text_range(c.guest == Guest::Aarch64),
+        ),
         mmap_args: None,
     })
 }

@@ -9,7 +9,6 @@
 //! safe point with every vCPU stopped, `on_reset` registers the callbacks again for the
 //! new state, so the hot path (`exec.rs`) never tests whether the window is open.
 
-use super::install::register_callbacks;
 use super::libc_api::now_ns;
 use super::qemu_api::{qemu_plugin_id_t, Insn, PluginId};
 use super::stream_encode;
@@ -19,6 +18,7 @@ use super::vcpu::for_each_vcpu;
 use super::word::THREAD_START;
 use std::ffi::{c_uint, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::OnceLock;
 
 /// The state the last marker asked for.
 static WANTED_OPEN: AtomicBool = AtomicBool::new(false);
@@ -26,10 +26,15 @@ static WANTED_OPEN: AtomicBool = AtomicBool::new(false);
 static OPEN: AtomicBool = AtomicBool::new(false);
 /// The plugin's id, for the reset a marker asks for.
 static ID: AtomicU64 = AtomicU64::new(0);
+/// What registers every callback again after a reset: given by the entry point, which
+/// sits above this file (it registers the translation callback, which uses this file).
+static REGISTER: OnceLock<fn(PluginId)> = OnceLock::new();
 
 /// Window mode starts closed: nothing is instrumented until the first start marker.
-pub fn init(id: qemu_plugin_id_t) {
+/// `register` registers every callback; a reset runs it again.
+pub fn init(id: qemu_plugin_id_t, register: fn(PluginId)) {
     ID.store(id, Relaxed);
+    let _ = REGISTER.set(register);
 }
 
 /// Whether blocks are instrumented now.
@@ -75,5 +80,7 @@ extern "C" fn on_reset(id: qemu_plugin_id_t) {
         flush(&mut rec);
         OPEN.store(open, Release);
     }
-    register_callbacks(PluginId::from_install(id));
+    if let Some(register) = REGISTER.get() {
+        register(PluginId::from_install(id));
+    }
 }

@@ -7,6 +7,36 @@
 //!   for machines without branch sampling: a QEMU TCG plugin (`plugin/`, built by
 //!   `build.rs` and embedded here) whose capture is turned into a real perf.data.
 //!
+//! # Layers
+//!
+//! The modules form layers, and each uses only the layers below it (every `crate::` /
+//! `super::` path points down this list, so an import cycle cannot come back):
+//!
+//! 1. `error`: [`Error`].
+//! 2. `stdio`: where a recorded program's standard streams go ([`StdioPlan`]).
+//! 3. `hardware` (the PMU's methods and `perf record`) and `emulated` (QEMU and the
+//!    plugin), independent of each other.
+//! 4. `request`: [`record`], one request that picks a method and runs it.
+//!
+//! Inside `emulated`, bottom first:
+//!
+//! 1. `stream_format` (the capture format and its counters, shared with the plugin),
+//!    `plugin` (the embedded plugin), `guest_arch` (what the guest's architecture
+//!    decides).
+//! 2. `maps` (guest mappings), `program_file` (what kind of file a program is),
+//!    `counters` (the cache model and the counters file).
+//! 3. `stream` (the capture reader), `guest_program` (the program QEMU is handed),
+//!    `plugin_args` (the plugin's arguments), `recording` ([`RecordConfig`],
+//!    [`RecordOutcome`], [`Window`], the settings' checks), `guest_modules` (kernel
+//!    modules placed in a guest).
+//! 4. `capture` (a capture's side-band events), `perfout` (the perf.data writer).
+//! 5. `user` ([`record_user`]), `system` ([`record_system`]) and `launcher` (counting a
+//!    program a shell command runs), independent of each other.
+//!
+//! `plugin_units` (test-only: the plugin's plain-logic files compiled into the tests) and
+//! `emulated/mod.rs` (module declarations and re-exports) sit above the layers; `lib.rs`
+//! only declares the modules and re-exports.
+//!
 //! ```no_run
 //! use kfdo_record::{record_user, RecordConfig};
 //! let cfg = RecordConfig::new("./a.out", "perf.data").args(["100"]).period(10007);
@@ -16,6 +46,7 @@
 //! ```
 
 pub mod emulated;
+mod error;
 pub mod hardware;
 pub mod request;
 pub mod stdio;
@@ -27,45 +58,6 @@ pub use emulated::system::{
 };
 pub use emulated::user::record_user;
 pub use emulated::{RecordConfig, RecordOutcome, Window, DEFAULT_DEPTH, DEFAULT_PERIOD};
+pub use error::Error;
 pub use request::{record, KernelBoot, RecordRequest, Recorded, SystemScope, Target};
 pub use stdio::{ChildSetup, StdStream, StdioPlan};
-
-use std::path::PathBuf;
-
-/// Errors of recording. Each names the file or program involved and what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{program}: command not found (checked {how}); give a path or fix PATH")]
-    ProgramNotFound { program: String, how: String },
-    #[error("{program}: {what}")]
-    Program { program: String, what: String },
-    #[error(
-        "cannot run {qemu}: {source} (install the qemu-user package: apt-get install qemu-user)"
-    )]
-    Qemu {
-        qemu: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: at byte {offset}: {what}")]
-    Stream {
-        path: PathBuf,
-        offset: usize,
-        what: String,
-    },
-    #[error("{path}: {what}")]
-    Output { path: PathBuf, what: String },
-    #[error("{0}")]
-    Io(String),
-    #[error("bad setting: {0}")]
-    Config(String),
-    /// A request that cannot be carried out as given (a bad option, a method this
-    /// machine lacks); the message says what to change.
-    #[error("{0}")]
-    Request(String),
-}
-
-impl Error {
-    fn io(what: impl std::fmt::Display, e: std::io::Error) -> Error {
-        Error::Io(format!("{what}: {e}"))
-    }
-}

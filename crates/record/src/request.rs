@@ -8,12 +8,16 @@ use std::path::PathBuf;
 
 use crate::emulated::counters::CacheModel;
 use crate::emulated::guest_arch;
+use crate::emulated::guest_modules::GuestModules;
+use crate::emulated::guest_program;
+use crate::emulated::recording::{
+    RecordConfig, RecordOutcome, Window, DEFAULT_DEPTH, DEFAULT_PERIOD,
+};
 use crate::emulated::system::{record_system, Filter, SystemConfig, SystemOutcome};
 use crate::emulated::user::record_user;
-use crate::emulated::{RecordConfig, RecordOutcome, Window};
+use crate::error::Error;
 use crate::hardware::{self, Capabilities, Method, Scope};
-use crate::stdio::ChildSetup;
-use crate::Error;
+use crate::stdio::{ChildSetup, StdStream};
 
 /// What to record.
 #[derive(Debug, Clone)]
@@ -89,8 +93,8 @@ impl RecordRequest {
         RecordRequest {
             target,
             output: output.into(),
-            period: crate::DEFAULT_PERIOD,
-            depth: crate::DEFAULT_DEPTH,
+            period: DEFAULT_PERIOD,
+            depth: DEFAULT_DEPTH,
             counters: None,
             cache: CacheModel::default(),
             qemu: None,
@@ -224,7 +228,7 @@ pub fn record(req: &RecordRequest, say: &mut dyn FnMut(&str)) -> Result<Recorded
                 ));
             }
             let caps = Capabilities::detect();
-            let chosen = match guest_arch::foreign_program(&argv[0]) {
+            let chosen = match guest_program::foreign_program(&argv[0]) {
                 Some(arch) => foreign_method(arch, *method, req.qemu.is_some(), say)?,
                 None => choose_method(&caps, *method, say)?,
             };
@@ -259,8 +263,8 @@ fn run_perf(
     say: &mut dyn FnMut(&str),
 ) -> Result<Recorded, Error> {
     say(&format!("running {}", hardware::shell_words(&command)));
-    let exit_code = hardware::run_perf_checked(&command, method, &req.output, &req.child)
-        .map_err(Error::Request)?;
+    let exit_code =
+        hardware::run_perf_checked(&command, method, &req.output, req.period, &req.child)?;
     Ok(Recorded::Hardware {
         method,
         command,
@@ -347,8 +351,8 @@ fn record_kernel(req: &RecordRequest, boot: &KernelBoot) -> Result<SystemOutcome
                 e,
             )
         })?;
-        cfg.stdio.stdout = crate::StdStream::file(file);
-        cfg.modules = Some(crate::GuestModules {
+        cfg.stdio.stdout = StdStream::file(file);
+        cfg.modules = Some(GuestModules {
             console,
             files: boot.modules.clone(),
         });

@@ -139,3 +139,33 @@ fn paranoid_and_failed_probe_are_explained() {
     assert!(why.contains("overflow-interrupts"), "{why}");
     assert_eq!(c.choose_auto().0, Method::Emulated);
 }
+
+/// perf ran, but the recording holds no sample (the command was shorter than one period):
+/// an error naming the file and `--period`, and the empty perf.data is removed.
+#[test]
+fn a_hardware_recording_without_samples_is_an_error_and_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("perf.data");
+    // What perf leaves for a run without samples: the header and the attr, no SAMPLE.
+    let attr = kfdo_perf::EventAttr::new(4, 0x20c4, 1 << 40);
+    kfdo_perf::PerfWriter::create(&data, vec![attr])
+        .unwrap()
+        .finish()
+        .unwrap();
+    // The "perf" run itself: a command that leaves the file as it is.
+    let cmd = ["true".into()];
+    let e = kfdo_record::hardware::run_perf_checked(
+        &cmd,
+        Method::Lbr,
+        &data,
+        1 << 40,
+        &kfdo_record::ChildSetup::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, kfdo_record::Error::NoSamples { path, period } if path == &data && *period == 1 << 40),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("--period 1099511627776"), "{e}");
+    assert!(!data.exists(), "the empty recording is removed");
+}

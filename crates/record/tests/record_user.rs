@@ -496,3 +496,52 @@ fn counters_are_deterministic() {
     assert!(a.user.l1i_misses < a.user.l1i_accesses);
     assert_eq!(a.kernel.instructions, 0);
 }
+
+#[test]
+fn a_recording_without_samples_is_an_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(dir.path(), "fid", FID_C, &[]);
+    let data = dir.path().join("perf.data");
+    let period = 1u64 << 40;
+    let e = record_user(&RecordConfig::new(&exe, &data).args(["10"]).period(period)).unwrap_err();
+    match &e {
+        kfdo_record::Error::NoSamples { path, period: p } => {
+            assert_eq!((path, *p), (&data, period))
+        }
+        other => panic!("expected NoSamples, got {other:?}"),
+    }
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&data.display().to_string())
+            && msg.contains(&format!("--period {period}"))
+            && msg.contains("smaller --period"),
+        "{msg}"
+    );
+    assert!(!data.exists(), "no perf.data is left behind");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".kfdo-tmp-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+
+    // A counting run (counters asked for) keeps its counters, and says why the
+    // perf.data is empty.
+    let counters = dir.path().join("c.json");
+    let out = record_user(
+        &RecordConfig::new(&exe, &data)
+            .args(["10"])
+            .period(period)
+            .counters(&counters),
+    )
+    .unwrap();
+    assert_eq!(out.samples, 0);
+    assert!(counters.exists() && out.counters.unwrap().total.user.instructions > 0);
+    assert!(
+        out.warnings
+            .iter()
+            .any(|w| w.contains(&format!("--period {period}"))),
+        "{:?}",
+        out.warnings
+    );
+}

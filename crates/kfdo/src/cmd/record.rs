@@ -213,6 +213,7 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
         l1i_line: l[2],
         itlb_entries: t[0] as u32,
         itlb_page: t[1],
+        ..kfdo_record::CacheModel::default()
     };
     m.validate()
         .map_err(|e| anyhow::anyhow!("cache model: {e}"))?;

@@ -196,7 +196,11 @@ fn ctrl_c_leaves_a_complete_profile() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),

@@ -2,18 +2,30 @@
 //! and iTLB misses from a simple LRU model, split user / kernel. Deterministic: the model
 //! sees the executed code addresses in program order, with no timing or sampling.
 
-use crate::emulated::stream::RawCounts;
+use crate::emulated::stream_format::Counts;
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
 
 /// The instruction-side model: a set-associative L1i with LRU replacement, and a fully
 /// associative LRU iTLB. Each executed block touches every line and page it spans.
+///
+/// The iTLB's pages are the sizes each mode really uses: user code (and module code)
+/// 4 KiB pages, the kernel image's text large pages (x86-64 and arm64 kernels map their
+/// text with 2 MiB pages). One entry covers one page of either size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheModel {
     pub l1i_size: u64,
     pub l1i_ways: u32,
     pub l1i_line: u64,
     pub itlb_entries: u32,
+    /// The page size of user code (and of kernel code outside the kernel image).
     pub itlb_page: u64,
+    /// The page size of the kernel image's text. Counters files written before it was
+    /// part of the model had 4 KiB pages there too.
+    #[serde(default = "CacheModel::small_pages")]
+    pub itlb_kernel_page: u64,
 }
 
 impl Default for CacheModel {
@@ -24,13 +36,21 @@ impl Default for CacheModel {
             l1i_line: 64,
             itlb_entries: 64,
             itlb_page: 4096,
+            itlb_kernel_page: 2 << 20,
         }
     }
 }
 
 impl CacheModel {
+    fn small_pages() -> u64 {
+        4096
+    }
+
     pub fn validate(&self) -> Result<(), String> {
-        if !self.l1i_line.is_power_of_two() || !self.itlb_page.is_power_of_two() {
+        if !self.l1i_line.is_power_of_two()
+            || !self.itlb_page.is_power_of_two()
+            || !self.itlb_kernel_page.is_power_of_two()
+        {
             return Err("cache line and page sizes must be powers of two".into());
         }
         if self.l1i_ways == 0
@@ -52,9 +72,33 @@ impl CacheModel {
     pub fn plugin_args(&self) -> [String; 2] {
         [
             format!("l1i={}:{}:{}", self.l1i_size, self.l1i_ways, self.l1i_line),
-            format!("itlb={}:{}", self.itlb_entries, self.itlb_page),
+            format!(
+                "itlb={}:{}:{}",
+                self.itlb_entries, self.itlb_page, self.itlb_kernel_page
+            ),
         ]
     }
+
+    /// The name of the iTLB counter in reports, with the model it counts in, e.g.
+    /// "iTLB misses (model: 64 entries, 4 KiB user / 2 MiB kernel pages)".
+    pub fn itlb_label(&self) -> String {
+        format!(
+            "iTLB misses (model: {} entries, {} user / {} kernel pages)",
+            self.itlb_entries,
+            byte_size(self.itlb_page),
+            byte_size(self.itlb_kernel_page)
+        )
+    }
+}
+
+/// A power-of-two size in the largest binary unit that divides it: "4 KiB", "2 MiB".
+fn byte_size(b: u64) -> String {
+    for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if b >= unit && b.is_multiple_of(unit) {
+            return format!("{} {name}", b / unit);
+        }
+    }
+    format!("{b} bytes")
 }
 
 /// Counts of one privilege domain.
@@ -70,7 +114,7 @@ pub struct DomainCounts {
 }
 
 impl DomainCounts {
-    fn from_raw(r: &RawCounts, k: usize) -> DomainCounts {
+    fn from_stream(r: &Counts, k: usize) -> DomainCounts {
         DomainCounts {
             instructions: r.insns[k],
             taken_branches: r.taken[k],
@@ -100,10 +144,11 @@ pub struct Counters {
 }
 
 impl Counters {
-    pub fn from_raw(r: &RawCounts) -> Counters {
+    /// The counts of a stream's COUNTERS record.
+    pub fn from_stream(r: &Counts) -> Counters {
         Counters {
-            user: DomainCounts::from_raw(r, 0),
-            kernel: DomainCounts::from_raw(r, 1),
+            user: DomainCounts::from_stream(r, 0),
+            kernel: DomainCounts::from_stream(r, 1),
         }
     }
     pub fn add(&mut self, o: &Counters) {
@@ -132,4 +177,106 @@ pub struct ProcessCounters {
     pub pid: i32,
     #[serde(flatten)]
     pub counts: Counters,
+}
+
+impl CountersFile {
+    /// The file for these processes' counts (each `(pid, counts)` as its last COUNTERS
+    /// record says), in this order, with their sum.
+    pub fn from_processes<'a>(
+        source: String,
+        model: CacheModel,
+        counts: impl IntoIterator<Item = &'a (i32, Counts)>,
+    ) -> CountersFile {
+        let mut total = Counters::default();
+        let processes = counts
+            .into_iter()
+            .map(|(pid, raw)| {
+                let c = Counters::from_stream(raw);
+                total.add(&c);
+                ProcessCounters {
+                    pid: *pid,
+                    counts: c,
+                }
+            })
+            .collect();
+        CountersFile {
+            source,
+            model,
+            total,
+            processes,
+        }
+    }
+
+    /// Writes the file as JSON, atomically: complete at `path`, or not at all.
+    pub(crate) fn write(&self, path: &Path) -> Result<(), Error> {
+        let dir = kfdo_outfile::parent_dir(path);
+        let out_err = |what: String| Error::Output {
+            path: path.to_path_buf(),
+            what,
+        };
+        let mut tmp = kfdo_outfile::temp_in(&dir)
+            .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
+        let mut text =
+            serde_json::to_vec_pretty(self).map_err(|e| out_err(format!("cannot write: {e}")))?;
+        text.push(b'\n');
+        tmp.as_file_mut()
+            .write_all(&text)
+            .map_err(|e| out_err(format!("cannot write: {e}")))?;
+        tmp.persist(path)
+            .map_err(|e| out_err(format!("cannot write: {}", e.error)))?;
+        Ok(())
+    }
+}
+
+/// The counters file a recording was asked for (`path`), written from the capture's
+/// per-process counts; None when none was asked for. One place for user and system mode.
+pub(crate) fn write_counters(
+    path: Option<&Path>,
+    source: String,
+    model: CacheModel,
+    counts: &[(i32, Counts)],
+) -> Result<Option<CountersFile>, Error> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let file = CountersFile::from_processes(source, model, counts);
+    file.write(path)?;
+    Ok(Some(file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_says_each_modes_page_size() {
+        let m = CacheModel::default();
+        assert_eq!(
+            m.itlb_label(),
+            "iTLB misses (model: 64 entries, 4 KiB user / 2 MiB kernel pages)"
+        );
+        assert_eq!(m.plugin_args()[1], "itlb=64:4096:2097152");
+        let odd = CacheModel {
+            itlb_page: 512,
+            itlb_kernel_page: 1 << 30,
+            ..m
+        };
+        assert_eq!(
+            odd.itlb_label(),
+            "iTLB misses (model: 64 entries, 512 bytes user / 1 GiB kernel pages)"
+        );
+        let bad = CacheModel {
+            itlb_kernel_page: 3 << 20,
+            ..m
+        };
+        assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn older_counters_files_had_small_kernel_pages() {
+        let old =
+            r#"{"l1i_size":32768,"l1i_ways":8,"l1i_line":64,"itlb_entries":64,"itlb_page":4096}"#;
+        let m: CacheModel = serde_json::from_str(old).unwrap();
+        assert_eq!((m.itlb_page, m.itlb_kernel_page), (4096, 4096));
+    }
 }

@@ -45,14 +45,6 @@ pub(crate) fn host_arch() -> Option<Arch> {
     Arch::from_uname(std::env::consts::ARCH)
 }
 
-/// The architecture of the program `argv0` names (a `#!` script: its interpreter's) when
-/// it is not the host's: a program only an emulator can run. None when it is the host's,
-/// or cannot be resolved (recording reports that itself).
-pub(crate) fn foreign_program(argv0: &std::ffi::OsStr) -> Option<Arch> {
-    let launch = super::user::resolve_program(argv0, &[]).ok()?;
-    (Some(launch.arch) != host_arch()).then_some(launch.arch)
-}
-
 /// Whether `name` is an executable file in a PATH directory.
 pub(crate) fn on_path(name: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;

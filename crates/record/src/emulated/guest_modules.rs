@@ -8,7 +8,7 @@
 //! module it loads, `TEXT` being `/sys/module/NAME/sections/.text`.
 
 use crate::emulated::maps::Map;
-use crate::Error;
+use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 /// The modules a guest loads: where its console went, and their `.ko` files on the host.

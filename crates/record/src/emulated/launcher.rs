@@ -19,12 +19,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::emulated::counters::{CacheModel, Counters, CountersFile, ProcessCounters, USER_SOURCE};
+use crate::emulated::capture::Capture;
+use crate::emulated::counters::{CacheModel, CountersFile, USER_SOURCE};
+use crate::emulated::guest_program::resolve_program;
 use crate::emulated::plugin::PluginFile;
 use crate::emulated::plugin_args::PluginArgs;
 use crate::emulated::stream::{Stream, Tail};
-use crate::emulated::user::{resolve_program, Capture};
-use crate::Error;
+use crate::error::Error;
 
 /// A launcher script for one program, and the streams its invocations write.
 pub struct Launcher {
@@ -155,8 +156,7 @@ impl Launcher {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
         paths.sort();
-        let mut total = Counters::default();
-        let mut processes = Vec::new();
+        let mut counts = Vec::new();
         let mut invocations = 0;
         let mut execs = 0;
         for path in &paths {
@@ -186,23 +186,11 @@ impl Launcher {
             }
             invocations += 1;
             execs += cap.execs;
-            for (pid, raw) in &cap.counters {
-                let c = Counters::from_raw(raw);
-                total.add(&c);
-                processes.push(ProcessCounters {
-                    pid: *pid,
-                    counts: c,
-                });
-            }
+            counts.extend(cap.counters);
         }
         Ok(LaunchedCounts {
             invocations,
-            file: CountersFile {
-                source: USER_SOURCE.into(),
-                model: self.cache,
-                total,
-                processes,
-            },
+            file: CountersFile::from_processes(USER_SOURCE.into(), self.cache, &counts),
             execs,
         })
     }

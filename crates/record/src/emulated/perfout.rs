@@ -5,7 +5,7 @@
 
 use crate::emulated::maps::{ElfInfo, Map};
 use crate::emulated::stream::{Event, Header, Stream};
-use crate::Error;
+use crate::error::Error;
 use kfdo_perf::consts::{branch, misc, sample};
 use kfdo_perf::{BranchEntry, BuildIdEntry, EventAttr, FeatureId, Fork, PerfWriter, SampleOut};
 use std::collections::{HashMap, HashSet};
@@ -28,6 +28,10 @@ pub(crate) struct Input<'a> {
     pub system: bool,
     /// The guest's architecture (from the program's or kernel's ELF header).
     pub arch: kfdo_elf::Arch,
+    /// Whether the run is worth keeping without samples: a counting run (a counters
+    /// file was asked for), whose library callers set a period no run reaches. Else a
+    /// recording without samples is an error.
+    pub counting: bool,
 }
 
 pub(crate) struct Written {
@@ -58,6 +62,8 @@ pub fn branch_attr(period: u64, filter: u32) -> EventAttr {
     a
 }
 
+/// Writes the perf.data, atomically; a capture without samples is an error
+/// ([`Error::NoSamples`]) and writes nothing, unless the run is a counting one.
 pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
     let dir = kfdo_outfile::parent_dir(output);
     let out_err = |what: String| Error::Output {
@@ -71,6 +77,14 @@ pub(crate) fn write(output: &Path, inp: &Input<'_>) -> Result<Written, Error> {
         .tempfile_in(&dir)
         .map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
     let written = write_to(tmp.path(), inp).map_err(|e| out_err(format!("{e}")))?;
+    if written.samples == 0 && !inp.counting {
+        // A recording without samples profiles nothing; the temporary file goes with
+        // `tmp`, and whatever `output` held stays.
+        return Err(Error::NoSamples {
+            path: output.to_path_buf(),
+            period: inp.header.period,
+        });
+    }
     tmp.persist(output)
         .map_err(|e| out_err(format!("cannot rename into place: {}", e.error)))?;
     Ok(written)
@@ -80,7 +94,7 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
     let h = inp.header;
     let attr = branch_attr(h.period, h.filter);
     let mut w = PerfWriter::create(path, vec![attr])?;
-    let arch = super::guest_arch::perf_arch(inp.arch);
+    let arch = crate::emulated::guest_arch::perf_arch(inp.arch);
     w.set_feature_string(FeatureId::ARCH, arch);
     w.set_feature_string(FeatureId::VERSION, "kfdo-vlbr");
     let qemu = if inp.system { "qemu-system-" } else { "qemu-" };
@@ -208,4 +222,12 @@ fn write_to(path: &Path, inp: &Input<'_>) -> Result<Written, kfdo_perf::PerfErro
     }
     w.finish()?;
     Ok(Written { samples: n })
+}
+
+/// The warning of a counting run without samples (its perf.data is empty).
+pub(crate) fn no_samples_warning(period: u64) -> String {
+    format!(
+        "no samples: the run was shorter than one sample period (--period {period}); the \
+         perf.data is empty, the counters are complete"
+    )
 }

@@ -4,6 +4,7 @@
 //! `-plugin`; the file lives as long as the returned [`PluginFile`]. Embedding means the
 //! `kfdo` binary has nothing to find at run time, wherever it is copied.
 
+use crate::error::Error;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,35 @@ impl PluginFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// A private temporary directory with the plugin in it and the path of the capture
+/// stream the plugin will write there; removed, with both, on drop.
+pub(crate) struct CaptureDir {
+    pub plugin: PluginFile,
+    /// Where the plugin writes the capture (`out=`).
+    pub stream: PathBuf,
+    /// Dropped last, after the plugin file in it.
+    _dir: tempfile::TempDir,
+}
+
+impl CaptureDir {
+    /// A new directory in `parent` (default: the system temporary directory).
+    pub(crate) fn new(parent: Option<&Path>) -> Result<CaptureDir, Error> {
+        let builder = tempfile::Builder::new().prefix("kfdo-vlbr-").clone();
+        let dir = match parent {
+            Some(d) => builder.tempdir_in(d),
+            None => builder.tempdir(),
+        }
+        .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
+        let plugin = PluginFile::write_into(dir.path())
+            .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
+        Ok(CaptureDir {
+            plugin,
+            stream: dir.path().join("capture.vlbr"),
+            _dir: dir,
+        })
     }
 }
 

@@ -35,7 +35,7 @@ const NOT_SUPPORTED: &str = "is not an x86-64 or aarch64 program (vLBR runs thos
 
 pub(crate) fn inspect(path: &Path) -> Result<ProgramFile, Problem> {
     match Binary::open(path) {
-        Ok(b) if super::guest_arch::supported(b.arch()) => Ok(ProgramFile::Elf(b.arch())),
+        Ok(b) if crate::emulated::guest_arch::supported(b.arch()) => Ok(ProgramFile::Elf(b.arch())),
         Ok(b) => Err(Problem::Not(format!(
             "is an {} program; it {NOT_SUPPORTED}",
             b.arch()

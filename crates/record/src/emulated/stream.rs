@@ -4,12 +4,12 @@
 
 use super::maps::Map;
 use super::stream_format::*;
-use crate::Error;
+use crate::error::Error;
 use std::path::Path;
 
 pub use super::stream_format::{
-    Header, MAGIC, MAP_FROM_MAPS, REC_COUNTERS, REC_END, REC_EXEC, REC_EXIT, REC_FORK, REC_INFO,
-    REC_MMAP, REC_SAMPLE, REC_THREAD,
+    Counts, Header, MAGIC, MAP_FROM_MAPS, REC_COUNTERS, REC_END, REC_EXEC, REC_EXIT, REC_FORK,
+    REC_INFO, REC_MMAP, REC_SAMPLE, REC_THREAD,
 };
 
 /// The finished capture file, mapped rather than read: a long recording's stream can be
@@ -34,9 +34,10 @@ impl std::ops::Deref for CaptureBytes {
 /// `KFDO_VLBR_KEEP_STREAM=PATH` a copy is kept there, for debugging the plugin.
 pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
     let bytes = match std::fs::File::open(path) {
-        // SAFETY: the file is in this process's private temporary directory and nothing
-        // writes it any more.
         Ok(f) if f.metadata().map(|m| m.len() > 0).unwrap_or(false) => {
+            // SAFETY: `Mmap::map`'s contract is that the file not change while mapped: it
+            // is in this process's private temporary directory and QEMU, its only
+            // writer, has exited.
             match unsafe { memmap2::Mmap::map(&f) } {
                 Ok(m) => CaptureBytes::Mapped(m),
                 Err(_) => CaptureBytes::Empty,
@@ -48,18 +49,6 @@ pub(crate) fn map_capture(path: &Path) -> CaptureBytes {
         let _ = std::fs::write(keep, &*bytes);
     }
     bytes
-}
-
-/// Raw counters of one process (or of the whole machine in system mode), user and kernel.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RawCounts {
-    pub insns: [u64; 2],
-    pub taken: [u64; 2],
-    pub cond: [u64; 2],
-    pub l1i_access: [u64; 2],
-    pub l1i_miss: [u64; 2],
-    pub itlb_access: [u64; 2],
-    pub itlb_miss: [u64; 2],
 }
 
 /// A sample, borrowing its branch entries (`(from, to)` pairs, newest first) from the stream.
@@ -109,7 +98,7 @@ pub enum Event<'a> {
     },
     Counters {
         pid: i32,
-        counts: RawCounts,
+        counts: Counts,
     },
     /// Guest base (host - guest address) and the first executed guest address.
     Info {
@@ -301,17 +290,8 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
         REC_COUNTERS => {
             need(COUNTERS_LEN)?;
             let v = |i: usize| le64(&p[8 + i * 8..]);
-            let mut c = RawCounts::default();
-            for k in 0..2 {
-                let b = k * COUNTER_FIELDS;
-                c.insns[k] = v(b);
-                c.taken[k] = v(b + 1);
-                c.cond[k] = v(b + 2);
-                c.l1i_access[k] = v(b + 3);
-                c.l1i_miss[k] = v(b + 4);
-                c.itlb_access[k] = v(b + 5);
-                c.itlb_miss[k] = v(b + 6);
-            }
+            let side = |k: usize| std::array::from_fn(|f| v(k * COUNTER_FIELDS + f));
+            let c = Counts::from_sides(&[side(0), side(1)]);
             Event::Counters {
                 pid: le32(p) as i32,
                 counts: c,

@@ -2,18 +2,21 @@
 //! kernel's own architecture) with the plugin and write kernel samples with a
 //! `[kernel.kallsyms]` mapping.
 
-use crate::emulated::counters::{Counters, ProcessCounters};
+use crate::emulated::capture::Capture;
+use crate::emulated::counters::write_counters;
+use crate::emulated::counters::{CacheModel, CountersFile};
 use crate::emulated::guest_arch;
 use crate::emulated::guest_modules::{GuestModules, PlacedModule};
 use crate::emulated::maps::{ElfInfo, Map};
-use crate::emulated::plugin::PluginFile;
+use crate::emulated::plugin::CaptureDir;
 use crate::emulated::plugin_args::PluginArgs;
+use crate::emulated::recording::{
+    check_settings, no_window, Window, DEFAULT_DEPTH, DEFAULT_PERIOD,
+};
 use crate::emulated::stream::{Event, Stream, Tail};
 use crate::emulated::stream_format::kernel_text_range;
-use crate::emulated::user::Capture;
-use crate::emulated::Window;
+use crate::error::Error;
 use crate::stdio::StdioPlan;
-use crate::{CacheModel, CountersFile, Error};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -59,8 +62,8 @@ impl SystemConfig {
             initrd: None,
             append: None,
             vmlinux: None,
-            period: crate::emulated::DEFAULT_PERIOD,
-            depth: crate::emulated::DEFAULT_DEPTH,
+            period: DEFAULT_PERIOD,
+            depth: DEFAULT_DEPTH,
             output: output.into(),
             counters: None,
             cache: CacheModel::default(),
@@ -117,15 +120,87 @@ const DEFAULT_TEXT: u64 = 0xffff_ffff_8100_0000;
 /// link-time `_text` of `cfg.vmlinux` when given. With a vmlinux, every recorded kernel
 /// address must then fall inside `[_text, _end)`, else the run is refused (wrong vmlinux).
 pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
-    if cfg.period == 0 {
-        return Err(Error::Config("the period must be at least 1".into()));
+    let mut setup = set_up(cfg)?;
+    let run = run(cfg, &mut setup)?;
+    let mut warnings = run.warnings;
+    let data = crate::emulated::stream::map_capture(&setup.capture.stream);
+    let qemu_failed = || Error::Program {
+        program: setup.qemu.display().to_string(),
+        what: format!(
+            "exited with {} before the guest ran (see its message above)",
+            run.status
+        ),
+    };
+    let stream = Stream::parse(&setup.capture.stream, &data).map_err(|_| qemu_failed())?;
+    let cap = Capture::collect(&stream);
+    check_capture(
+        cfg,
+        &setup.capture.stream,
+        &cap,
+        run.timed_out,
+        &mut warnings,
+    )?;
+    let modules = match &cfg.modules {
+        Some(g) => crate::emulated::guest_modules::place(g, &mut warnings)?,
+        None => Vec::new(),
+    };
+    let placed = place_kernel(cfg, &setup, &stream, &cap, &modules, &mut warnings)?;
+    let written = crate::emulated::perfout::write(
+        &cfg.output,
+        &crate::emulated::perfout::Input {
+            header: &stream.header,
+            stream: &stream,
+            maps: &placed.maps,
+            elves: &placed.elves,
+            threads: &[],
+            forks: &[],
+            exits: &[],
+            comm: b"",
+            system: true,
+            arch: setup.arch,
+            counting: cfg.counters.is_some(),
+        },
+    )?;
+    if written.samples == 0 {
+        warnings.push(crate::emulated::perfout::no_samples_warning(cfg.period));
     }
-    if cfg.depth == 0 || cfg.depth > 1024 {
-        return Err(Error::Config(
-            "the branch stack depth must be 1..=1024".into(),
-        ));
-    }
-    cfg.cache.validate().map_err(Error::Config)?;
+    let counters = write_counters(
+        cfg.counters.as_deref(),
+        format!(
+            "kfdo-vlbr emulated counters ({})",
+            guest_arch::qemu_system(setup.arch).display()
+        ),
+        cfg.cache,
+        &cap.counters,
+    )?;
+    Ok(SystemOutcome {
+        samples: written.samples,
+        output: cfg.output.clone(),
+        counters,
+        warnings,
+        kernel_text: placed.kernel.map(|l| l.text),
+        kaslr_offset: placed.kernel.map(|l| l.offset),
+        exit_status: run.status.code(),
+        elapsed: run.elapsed,
+        windows: (cfg.window == Window::Markers).then_some(cap.windows),
+        modules,
+    })
+}
+
+/// What a run needs, checked and prepared before QEMU starts.
+struct Setup {
+    arch: kfdo_elf::Arch,
+    vmlinux: Option<KernelElf>,
+    qemu: PathBuf,
+    /// QEMU's command line, ready to spawn.
+    command: Command,
+    /// The plugin and the capture it writes.
+    capture: CaptureDir,
+}
+
+/// Checks the settings and the files, and prepares the plugin and QEMU's command line.
+fn set_up(cfg: &SystemConfig) -> Result<Setup, Error> {
+    check_settings(cfg.period, cfg.depth, &cfg.cache)?;
     for (what, p) in [
         ("kernel", Some(&cfg.kernel)),
         ("initrd", cfg.initrd.as_ref()),
@@ -148,16 +223,10 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         .qemu
         .clone()
         .unwrap_or_else(|| guest_arch::qemu_system(arch));
-    let work = tempfile::Builder::new()
-        .prefix("kfdo-vlbr-")
-        .tempdir()
-        .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
-    let plugin = PluginFile::write_into(work.path())
-        .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
-    let stream_path = work.path().join("capture.vlbr");
+    let capture = CaptureDir::new(None)?;
 
-    let mut popt = PluginArgs::new(plugin.path())
-        .path("out", &stream_path)
+    let mut popt = PluginArgs::new(capture.plugin.path())
+        .path("out", &capture.stream)
         .number("period", cfg.period)
         .number("depth", cfg.depth as u64)
         .set(
@@ -202,9 +271,28 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         .map_err(|e| Error::io("cannot set up QEMU's standard streams", e))?;
     // The guest console reads nothing: a workload runs from the initramfs on its own.
     cmd.stdin(Stdio::null());
+    Ok(Setup {
+        arch,
+        vmlinux,
+        qemu,
+        command: cmd,
+        capture,
+    })
+}
+
+/// How QEMU's run ended.
+struct Run {
+    status: std::process::ExitStatus,
+    timed_out: bool,
+    elapsed: Duration,
+    warnings: Vec<String>,
+}
+
+/// Boots the guest and waits for it to power off, or stops it at the timeout.
+fn run(cfg: &SystemConfig, setup: &mut Setup) -> Result<Run, Error> {
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|source| Error::Qemu {
-        qemu: qemu.display().to_string(),
+    let mut child = setup.command.spawn().map_err(|source| Error::Qemu {
+        qemu: setup.qemu.display().to_string(),
         source,
     })?;
     let mut warnings = Vec::new();
@@ -218,7 +306,11 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         if !timed_out && started.elapsed() > Duration::from_secs(cfg.timeout_s) {
             timed_out = true;
             // SIGTERM: QEMU shuts down cleanly and the plugin writes its tail.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            // Failure means QEMU already exited; the loop's next `try_wait` reaps it.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
             warnings.push(format!(
                 "the guest did not finish within {} s (no power-off or reboot): QEMU was \
                  stopped; the samples recorded until then are kept (have the workload call \
@@ -231,17 +323,25 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
     if !status.success() && !timed_out {
         warnings.push(format!("QEMU exited with {status}"));
     }
+    Ok(Run {
+        status,
+        timed_out,
+        elapsed: started.elapsed(),
+        warnings,
+    })
+}
 
-    let data = crate::emulated::stream::map_capture(&stream_path);
-    let qemu_failed = || Error::Program {
-        program: qemu.display().to_string(),
-        what: format!("exited with {status} before the guest ran (see its message above)"),
-    };
-    let stream = Stream::parse(&stream_path, &data).map_err(|_| qemu_failed())?;
-    let cap = Capture::collect(&stream);
+/// Refuses a capture that is incomplete or lacks the measurement window asked for.
+fn check_capture(
+    cfg: &SystemConfig,
+    stream_path: &Path,
+    cap: &Capture,
+    timed_out: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), Error> {
     if cap.write_failed || (!cap.ended && !timed_out) {
         return Err(Error::Output {
-            path: stream_path.clone(),
+            path: stream_path.to_path_buf(),
             what: "the capture stream is incomplete: it could not be written (disk full?) or \
                    QEMU died; no perf.data was written"
                 .into(),
@@ -264,17 +364,34 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
                 ),
             });
         }
-        return Err(crate::emulated::no_window(cfg.kernel.display().to_string()));
+        return Err(no_window(cfg.kernel.display().to_string()));
     }
+    Ok(())
+}
 
+/// The mappings of the perf.data: the kernel image where the samples place it, and the
+/// placed modules.
+struct Placed {
+    maps: Vec<Map>,
+    elves: HashMap<Vec<u8>, Option<ElfInfo>>,
+    kernel: Option<Layout>,
+}
+
+/// Places the kernel image from the recorded kernel addresses (its KASLR shift, checked
+/// against the vmlinux when given) and maps it and the placed modules.
+fn place_kernel(
+    cfg: &SystemConfig,
+    setup: &Setup,
+    stream: &Stream<'_>,
+    cap: &Capture,
+    modules: &[PlacedModule],
+    warnings: &mut Vec<String>,
+) -> Result<Placed, Error> {
+    let (arch, vmlinux) = (setup.arch, &setup.vmlinux);
     // The kernel's runtime layout, from the recorded kernel addresses and the lowest
     // kernel text the guest executed (the boot's, which a window leaves out).
     // Only the kernel image's range: module code (above it) and the direct map (below)
     // are not part of vmlinux and must not stretch its mapping.
-    let modules = match &cfg.modules {
-        Some(g) => crate::emulated::guest_modules::place(g, &mut warnings)?,
-        None => Vec::new(),
-    };
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut outside_image = 0u64;
     let image_range = kernel_text_range(arch == kfdo_elf::Arch::Aarch64);
@@ -349,7 +466,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         None
     };
 
-    for m in &modules {
+    for m in modules {
         let map = m.map(stream.header.start_ns);
         elves.insert(
             map.path.clone(),
@@ -361,68 +478,10 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
         maps.push(map);
     }
 
-    let written = crate::emulated::perfout::write(
-        &cfg.output,
-        &crate::emulated::perfout::Input {
-            header: &stream.header,
-            stream: &stream,
-            maps: &maps,
-            elves: &elves,
-            threads: &[],
-            forks: &[],
-            exits: &[],
-            comm: b"",
-            system: true,
-            arch,
-        },
-    )?;
-    if written.samples == 0 {
-        warnings.push(format!(
-            "no samples: fewer than {} taken branches passed the filter",
-            cfg.period
-        ));
-    }
-
-    let counters = match &cfg.counters {
-        Some(path) => {
-            let mut total = Counters::default();
-            let processes: Vec<ProcessCounters> = cap
-                .counters
-                .iter()
-                .map(|(pid, raw)| {
-                    let c = Counters::from_raw(raw);
-                    total.add(&c);
-                    ProcessCounters {
-                        pid: *pid,
-                        counts: c,
-                    }
-                })
-                .collect();
-            let file = CountersFile {
-                source: format!(
-                    "kfdo-vlbr emulated counters ({})",
-                    guest_arch::qemu_system(arch).display()
-                ),
-                model: cfg.cache,
-                total,
-                processes,
-            };
-            crate::emulated::user::write_json_atomic(path, &file)?;
-            Some(file)
-        }
-        None => None,
-    };
-    Ok(SystemOutcome {
-        samples: written.samples,
-        output: cfg.output.clone(),
-        counters,
-        warnings,
-        kernel_text: kmap.map(|l| l.text),
-        kaslr_offset: kmap.map(|l| l.offset),
-        exit_status: status.code(),
-        elapsed: started.elapsed(),
-        windows: (cfg.window == Window::Markers).then_some(cap.windows),
-        modules,
+    Ok(Placed {
+        maps,
+        elves,
+        kernel: kmap,
     })
 }
 

@@ -2,20 +2,22 @@
 //! which) with the plugin, pass its exit status
 //! through, and write the perf.data.
 
-use crate::emulated::counters::{Counters, CountersFile, ProcessCounters, USER_SOURCE};
+use crate::emulated::capture::Capture;
+use crate::emulated::counters::{write_counters, USER_SOURCE};
 use crate::emulated::guest_arch;
+use crate::emulated::guest_program::resolve_program;
 use crate::emulated::maps::{self, ElfInfo};
-use crate::emulated::plugin::PluginFile;
+use crate::emulated::plugin::CaptureDir;
 use crate::emulated::plugin_args::PluginArgs;
-use crate::emulated::program_file::{self, Problem, ProgramFile};
-use crate::emulated::stream::{Event, Stream, Tail};
-use crate::emulated::Window;
-use crate::{Error, RecordConfig, RecordOutcome};
+use crate::emulated::recording::{check_settings, no_window, RecordConfig, RecordOutcome, Window};
+use crate::emulated::stream::{Stream, Tail};
+use crate::error::Error;
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::unistd::Pid;
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -27,15 +29,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// perf.data is written to a temporary file beside `cfg.output` and renamed into place:
 /// it is complete, or absent.
 pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
-    if cfg.period == 0 {
-        return Err(Error::Config("the period must be at least 1".into()));
-    }
-    if cfg.depth == 0 || cfg.depth > 1024 {
-        return Err(Error::Config(
-            "the branch stack depth must be 1..=1024".into(),
-        ));
-    }
-    cfg.cache.validate().map_err(Error::Config)?;
+    check_settings(cfg.period, cfg.depth, &cfg.cache)?;
     // A relative path names a file in the directory the program runs in.
     let program = match &cfg.cwd {
         Some(d)
@@ -52,17 +46,11 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .clone()
         .unwrap_or_else(|| guest_arch::qemu_user(launch.arch));
 
-    let work = match &cfg.work_dir {
-        Some(d) => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir_in(d),
-        None => tempfile::Builder::new().prefix("kfdo-vlbr-").tempdir(),
-    }
-    .map_err(|e| Error::io("cannot create a temporary directory for the capture", e))?;
-    let plugin = PluginFile::write_into(work.path())
-        .map_err(|e| Error::io("cannot write the QEMU plugin to a temporary file", e))?;
-    let stream_path = work.path().join("capture.vlbr");
+    let capture = CaptureDir::new(cfg.work_dir.as_deref())?;
+    let stream_path = &capture.stream;
 
-    let mut popt = PluginArgs::new(plugin.path())
-        .path("out", &stream_path)
+    let mut popt = PluginArgs::new(capture.plugin.path())
+        .path("out", stream_path)
         .number("period", cfg.period)
         .number("depth", cfg.depth as u64)
         .path("exe", &launch.exe)
@@ -89,11 +77,19 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         .apply(&mut cmd)
         .map_err(|e| Error::io("cannot set up the program's standard streams", e))?;
     let guard = SignalGuard::install(cfg.handle_signals);
-    // SAFETY: only async-signal-safe calls (signal) between fork and exec.
+    // SAFETY: `pre_exec`'s contract: the closure runs in the forked child before exec, so
+    // it may only make async-signal-safe calls and must not allocate or take locks.
+    // `signal` (sigaction underneath) is async-signal-safe, the closure allocates nothing,
+    // and setting SIG_DFL installs no handler of ours in the child.
     unsafe {
         cmd.pre_exec(|| {
-            for s in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(s, libc::SIG_DFL);
+            for s in [
+                Signal::SIGINT,
+                Signal::SIGQUIT,
+                Signal::SIGTERM,
+                Signal::SIGHUP,
+            ] {
+                signal::signal(s, SigHandler::SigDfl)?;
             }
             Ok(())
         });
@@ -112,8 +108,8 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         _ => (1, None),
     };
 
-    let data = crate::emulated::stream::map_capture(&stream_path);
-    let stream = Stream::parse(&stream_path, &data).map_err(|_| Error::Program {
+    let data = crate::emulated::stream::map_capture(stream_path);
+    let stream = Stream::parse(stream_path, &data).map_err(|_| Error::Program {
         program: launch.display.clone(),
         what: format!(
             "QEMU ({}) exited with status {exit_code} before running it (see its message above)",
@@ -130,7 +126,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         });
     }
     if cfg.window == Window::Markers && cap.windows == 0 {
-        return Err(crate::emulated::no_window(launch.display.clone()));
+        return Err(no_window(launch.display.clone()));
     }
     let mut warnings = Vec::new();
     if let Tail::Truncated { offset } = cap.tail {
@@ -184,35 +180,19 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
             comm: &comm,
             system: false,
             arch: launch.arch,
+            counting: cfg.counters.is_some(),
         },
     )?;
+    if written.samples == 0 {
+        warnings.push(crate::emulated::perfout::no_samples_warning(cfg.period));
+    }
 
-    let counters = match &cfg.counters {
-        Some(path) => {
-            let mut total = Counters::default();
-            let processes: Vec<ProcessCounters> = cap
-                .counters
-                .iter()
-                .map(|(pid, raw)| {
-                    let c = Counters::from_raw(raw);
-                    total.add(&c);
-                    ProcessCounters {
-                        pid: *pid,
-                        counts: c,
-                    }
-                })
-                .collect();
-            let file = CountersFile {
-                source: USER_SOURCE.into(),
-                model: cfg.cache,
-                total,
-                processes,
-            };
-            write_json_atomic(path, &file)?;
-            Some(file)
-        }
-        None => None,
-    };
+    let counters = write_counters(
+        cfg.counters.as_deref(),
+        USER_SOURCE.into(),
+        cfg.cache,
+        &cap.counters,
+    )?;
 
     Ok(RecordOutcome {
         exit_code,
@@ -226,119 +206,6 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
         warnings,
         windows: (cfg.window == Window::Markers).then_some(cap.windows),
     })
-}
-
-pub(crate) fn write_json_atomic<T: serde::Serialize>(path: &Path, v: &T) -> Result<(), Error> {
-    let dir = kfdo_outfile::parent_dir(path);
-    let out_err = |what: String| Error::Output {
-        path: path.to_path_buf(),
-        what,
-    };
-    let mut tmp =
-        kfdo_outfile::temp_in(&dir).map_err(|e| out_err(kfdo_outfile::create_error(&dir, &e)))?;
-    serde_json::to_writer_pretty(tmp.as_file_mut(), v)
-        .map_err(|e| out_err(format!("cannot write: {e}")))?;
-    use std::io::Write;
-    tmp.as_file_mut()
-        .write_all(b"\n")
-        .map_err(|e| out_err(format!("cannot write: {e}")))?;
-    tmp.persist(path)
-        .map_err(|e| out_err(format!("cannot write: {}", e.error)))?;
-    Ok(())
-}
-
-/// Side-band events of the capture (everything but samples), in stream order.
-pub(crate) struct Capture {
-    pub raw_maps: Vec<crate::emulated::maps::Map>,
-    pub threads: Vec<(u64, i32, i32)>,
-    pub forks: Vec<(u64, i32, i32, i32, i32)>,
-    pub exits: Vec<(u64, i32, i32, i32)>,
-    pub counters: Vec<(i32, crate::emulated::stream::RawCounts)>,
-    pub pids: Vec<i32>,
-    pub first_pc: Option<u64>,
-    pub ended: bool,
-    pub write_failed: bool,
-    pub execs: usize,
-    /// Measurement windows the guest opened (`window=markers`).
-    pub windows: usize,
-    /// The lowest kernel-text address executed (system mode).
-    pub lowest_kernel_text: Option<u64>,
-    pub tail: Tail,
-}
-
-impl Capture {
-    pub fn collect(stream: &Stream<'_>) -> Capture {
-        let mut c = Capture {
-            raw_maps: Vec::new(),
-            threads: Vec::new(),
-            forks: Vec::new(),
-            exits: Vec::new(),
-            counters: Vec::new(),
-            pids: Vec::new(),
-            first_pc: None,
-            ended: false,
-            write_failed: false,
-            execs: 0,
-            windows: 0,
-            lowest_kernel_text: None,
-            tail: Tail::Clean,
-        };
-        let mut ev = stream.events();
-        for e in ev.by_ref() {
-            match e {
-                Event::Sample(_) => {}
-                Event::Mmap(m) => c.raw_maps.push(m),
-                Event::Thread { time, pid, tid } => {
-                    if !c.pids.contains(&pid) {
-                        c.pids.push(pid);
-                    }
-                    c.threads.push((time, pid, tid))
-                }
-                Event::Fork {
-                    time,
-                    pid,
-                    ppid,
-                    tid,
-                    ptid,
-                } => {
-                    if !c.pids.contains(&pid) {
-                        c.pids.push(pid);
-                    }
-                    c.forks.push((time, pid, ppid, tid, ptid))
-                }
-                Event::Exit {
-                    time,
-                    pid,
-                    ppid,
-                    tid,
-                    write_failed,
-                } => {
-                    c.write_failed |= write_failed;
-                    c.exits.push((time, pid, ppid, tid))
-                }
-                Event::Counters { pid, counts } => {
-                    // Cumulative per process: the last record wins (an exec that failed
-                    // writes one early).
-                    match c.counters.iter_mut().find(|(p, _)| *p == pid) {
-                        Some(slot) => slot.1 = counts,
-                        None => c.counters.push((pid, counts)),
-                    }
-                }
-                Event::Info { first_pc, .. } => {
-                    if c.first_pc.is_none() {
-                        c.first_pc = Some(first_pc)
-                    }
-                }
-                Event::End { .. } => c.ended = true,
-                Event::Exec { .. } => c.execs += 1,
-                Event::Window { open, .. } => c.windows += usize::from(open),
-                Event::KernelText { lowest } => c.lowest_kernel_text = Some(lowest),
-                Event::Unknown { .. } => {}
-            }
-        }
-        c.tail = ev.tail();
-        c
-    }
 }
 
 fn comm_of(exe: &Path) -> Vec<u8> {
@@ -364,139 +231,44 @@ fn signal_name(s: i32) -> &'static str {
     }
 }
 
-/// The program to hand QEMU: an x86-64 or aarch64 ELF file, with scripts (`#!`) resolved
-/// to their interpreter (qemu-user does not run scripts itself).
-pub(crate) struct Launch {
-    pub exe: PathBuf,
-    /// The architecture of `exe`, from its ELF header: which QEMU runs it.
-    pub arch: kfdo_elf::Arch,
-    pub argv0: OsString,
-    pub args: Vec<OsString>,
-    pub display: String,
-}
-
-pub(crate) fn resolve_program(program: &OsStr, args: &[OsString]) -> Result<Launch, Error> {
-    let display = program.to_string_lossy().to_string();
-    if program.is_empty() {
-        return Err(Error::Config("no program given".into()));
-    }
-    let path = find_in_path(program).ok_or_else(|| Error::ProgramNotFound {
-        program: display.clone(),
-        how: if program.as_bytes().contains(&b'/') {
-            "that path".into()
-        } else {
-            "the directories in PATH".into()
-        },
-    })?;
-    let kind = program_file::inspect(&path).map_err(|e| Error::Program {
-        program: display.clone(),
-        what: e.to_string(),
-    })?;
-    let head = match kind {
-        ProgramFile::Elf(arch) => {
-            let exe = std::fs::canonicalize(&path).map_err(|e| Error::Program {
-                program: display.clone(),
-                what: e.to_string(),
-            })?;
-            return Ok(Launch {
-                exe,
-                arch,
-                argv0: program.to_os_string(),
-                args: args.to_vec(),
-                display,
-            });
-        }
-        ProgramFile::Script(head) => head,
-    };
-    let line = head[2..].split(|&c| c == b'\n').next().unwrap_or(&[]);
-    let line = String::from_utf8_lossy(line).trim().to_string();
-    let mut parts = line.splitn(2, [' ', '\t']);
-    let interp = parts.next().unwrap_or("").to_string();
-    let opt = parts
-        .next()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    if interp.is_empty() {
-        return Err(Error::Program {
-            program: display,
-            what: "empty #! line".into(),
-        });
-    }
-    let ipath = PathBuf::from(&interp);
-    let bad = |what: String| Error::Program {
-        program: display.clone(),
-        what,
-    };
-    let arch = match program_file::inspect(&ipath) {
-        Ok(ProgramFile::Elf(arch)) => arch,
-        Ok(ProgramFile::Script(_)) => {
-            return Err(bad(format!(
-                "its interpreter {interp} is a #! script itself (QEMU needs an ELF program there)"
-            )))
-        }
-        Err(e @ Problem::Io(_)) => return Err(bad(format!("its interpreter {interp}: {e}"))),
-        Err(e @ Problem::Not(_)) => return Err(bad(format!("its interpreter {interp} {e}"))),
-    };
-    let mut a: Vec<OsString> = Vec::new();
-    if let Some(o) = opt {
-        a.push(o.into());
-    }
-    a.push(path.clone().into_os_string());
-    a.extend(args.iter().cloned());
-    let exe = std::fs::canonicalize(&ipath).unwrap_or(ipath);
-    Ok(Launch {
-        exe,
-        arch,
-        argv0: interp.into(),
-        args: a,
-        display,
-    })
-}
-
-fn find_in_path(program: &OsStr) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.as_bytes().contains(&b'/') {
-        let p = PathBuf::from(program);
-        return runnable(&p).then_some(p);
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| runnable(p))
-}
-
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
+/// The handler of SIGTERM and SIGHUP while recording: passes the signal on to QEMU.
+/// Async-signal-safe: an atomic load and `kill(2)`, no allocation, no lock.
 extern "C" fn forward(sig: libc::c_int) {
     let pid = CHILD.load(Ordering::SeqCst);
-    if pid > 0 {
-        unsafe { libc::kill(pid, sig) };
+    if let (true, Ok(sig)) = (pid > 0, Signal::try_from(sig)) {
+        // Nothing to do on failure: QEMU has already exited.
+        let _ = signal::kill(Pid::from_raw(pid), sig);
     }
 }
 
 /// While recording: SIGINT and SIGQUIT ignored (the terminal sends them to the program
 /// too, which ends; the perf.data is then written), SIGTERM and SIGHUP forwarded.
 struct SignalGuard {
-    saved: Vec<(libc::c_int, libc::sighandler_t)>,
+    saved: Vec<(Signal, SigHandler)>,
 }
 
 impl SignalGuard {
     fn install(on: bool) -> SignalGuard {
         let mut saved = Vec::new();
-        if on {
-            unsafe {
-                for s in [libc::SIGINT, libc::SIGQUIT] {
-                    saved.push((s, libc::signal(s, libc::SIG_IGN)));
-                }
-                for s in [libc::SIGTERM, libc::SIGHUP] {
-                    saved.push((
-                        s,
-                        libc::signal(s, forward as *const () as libc::sighandler_t),
-                    ));
-                }
+        if !on {
+            return SignalGuard { saved };
+        }
+        let handlers = [
+            (Signal::SIGINT, SigHandler::SigIgn),
+            (Signal::SIGQUIT, SigHandler::SigIgn),
+            (Signal::SIGTERM, SigHandler::Handler(forward)),
+            (Signal::SIGHUP, SigHandler::Handler(forward)),
+        ];
+        for (s, h) in handlers {
+            // SAFETY: `signal`'s contract is that the handler installed be async-signal-safe
+            // (`forward` only loads an atomic and calls kill(2)) and that no other thread
+            // relies on this signal's disposition meanwhile: recording owns the process's
+            // signals while `handle_signals` is on (a library caller that handles signals
+            // itself leaves it off), and the guard puts back what it found.
+            if let Ok(old) = unsafe { signal::signal(s, h) } {
+                saved.push((s, old));
             }
         }
         SignalGuard { saved }
@@ -506,7 +278,9 @@ impl SignalGuard {
 impl Drop for SignalGuard {
     fn drop(&mut self) {
         for &(s, h) in &self.saved {
-            unsafe { libc::signal(s, h) };
+            // SAFETY: puts back the disposition `install` found, which was in force before;
+            // the same ownership of the process's signals as in `install` holds.
+            let _ = unsafe { signal::signal(s, h) };
         }
     }
 }

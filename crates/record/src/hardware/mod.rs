@@ -8,6 +8,7 @@
 //! found), `/proc/sys/kernel/perf_event_paranoid` and `kptr_restrict`. A live probe with
 //! `perf record` (does a branch-stack event open here?) is added by [`Capabilities::detect`].
 
+use crate::error::Error;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -223,7 +224,7 @@ impl Capabilities {
     /// This machine, with tools, privileges and a live probe of branch sampling.
     pub fn detect() -> Capabilities {
         let mut c = Capabilities::from_root(Path::new("/"));
-        c.is_root = unsafe { libc::geteuid() } == 0;
+        c.is_root = nix::unistd::geteuid().is_root();
         c.perf = which("perf");
         c.qemu_user = which("qemu-x86_64");
         c.qemu_system = which("qemu-system-x86_64");
@@ -612,58 +613,78 @@ pub fn shell_words(cmd: &[OsString]) -> String {
         .join(" ")
 }
 
-/// Runs a perf record command set up as `child_setup` says and checks the result: for branch methods,
-/// that samples carry branch stacks. Returns the recorded command's exit status.
+/// Runs a perf record command set up as `child_setup` says and checks the result: that it
+/// holds samples (a recording without any is removed: [`Error::NoSamples`]), and for
+/// branch methods that they carry branch stacks. Returns the recorded command's exit
+/// status.
 pub fn run_perf_checked(
     cmd: &[OsString],
     m: Method,
     output: &Path,
-    child_setup: &crate::ChildSetup,
-) -> Result<i32, String> {
+    period: u64,
+    child_setup: &crate::stdio::ChildSetup,
+) -> Result<i32, Error> {
     let mut child = std::process::Command::new(&cmd[0]);
     child.args(&cmd[1..]);
     child_setup.apply_place(&mut child);
     let stdio = &child_setup.stdio;
     stdio
         .apply(&mut child)
-        .map_err(|e| format!("cannot set up perf's standard streams: {e}"))?;
+        .map_err(|e| Error::io("cannot set up perf's standard streams", e))?;
     let status = child
         .status()
-        .map_err(|e| format!("cannot run {}: {e}", cmd[0].to_string_lossy()))?;
+        .map_err(|e| Error::io(format!("cannot run {}", cmd[0].to_string_lossy()), e))?;
     use std::os::unix::process::ExitStatusExt;
     let code = status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0));
     if !output.exists() {
-        return Err(format!(
+        return Err(Error::Request(format!(
             "perf wrote no {} (exit status {code})",
             output.display()
-        ));
+        )));
     }
-    if m.is_hardware_branch() && m != Method::Spe {
-        let pd = kfdo_perf::PerfData::open(output).map_err(|e| e.to_string())?;
-        let mut with = 0u64;
-        let mut total = 0u64;
-        for r in pd.records() {
-            if let Ok(kfdo_perf::Record::Sample(s)) = r {
-                total += 1;
-                if !s.branch_stack.is_empty() {
-                    with += 1;
-                }
-            }
-            if total >= 10_000 {
-                break;
-            }
-        }
-        if with == 0 {
-            return Err(format!(
-                "{}: {total} samples and none has a branch stack: this machine's {} does not deliver branch records; try --method emulated",
-                output.display(),
-                m.name()
-            ));
-        }
+    // Arm SPE's records come in the AUX area, not as SAMPLE records: nothing to count.
+    if m == Method::Spe {
+        return Ok(code);
+    }
+    let (total, with) = count_samples(output)?;
+    if total == 0 {
+        // perf wrote the file itself; an empty recording must not stay behind.
+        let _ = std::fs::remove_file(output);
+        return Err(Error::NoSamples {
+            path: output.to_path_buf(),
+            period,
+        });
+    }
+    if m.is_hardware_branch() && with == 0 {
+        return Err(Error::Request(format!(
+            "{}: {total} samples and none has a branch stack: this machine's {} does not deliver branch records; try --method emulated",
+            output.display(),
+            m.name()
+        )));
     }
     Ok(code)
+}
+
+/// Samples in the first 10,000 of a perf.data, and how many of them carry a branch
+/// stack.
+fn count_samples(path: &Path) -> Result<(u64, u64), Error> {
+    let pd = kfdo_perf::PerfData::open(path).map_err(|source| Error::Perf {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (mut total, mut with) = (0u64, 0u64);
+    for r in pd.records() {
+        if let Ok(kfdo_perf::Record::Sample(s)) = r {
+            total += 1;
+            with += u64::from(!s.branch_stack.is_empty());
+        }
+        if total >= 10_000 {
+            break;
+        }
+    }
+    Ok((total, with))
 }
 
 /// Tries the method's perf event for a moment (`perf record ... -- true`).
