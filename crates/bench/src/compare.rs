@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::counters::{self, Choice, CountedRun, CounterError};
+use crate::kept::{CountersKept, Kept, Phase};
 use crate::runner::{
     self, CommandTrials, Ending, Event, Plan, RunError, RunResult, StopRule, Trials, Variant,
 };
@@ -71,12 +72,9 @@ pub enum CompareOutcome {
         ending: Ending,
         analysis: Box<BenchmarkAnalysis>,
     },
-    /// The stop flag was set; the finished runs are in the store.
-    Interrupted {
-        session: i64,
-        finished: usize,
-        while_counting: bool,
-    },
+    /// The stop flag was set (or a command was ended by Ctrl-C); the session is marked
+    /// interrupted and the finished runs and counters are in the store.
+    Interrupted(Kept),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -298,16 +296,20 @@ pub(crate) fn compare_trials_with(
     store.set_notes(session, &notes)?;
 
     let mut done = vec![0usize; variants.len()];
+    let mut warmups = 0usize;
     let mut store_error: Option<StoreError> = None;
     let cpu0 = env::cpu_times();
     let (u0, s0) = runner::children_cpu();
     let t0 = std::time::Instant::now();
     let result = runner::run_trials(variants.len(), &req.plan, &prior, stop, trials, |ev| {
         match ev {
-            Event::Warmup { variant, index } => on_event(CompareEvent::Warmup {
-                variant: &variants[variant].name,
-                index,
-            }),
+            Event::Warmup { variant, index } => {
+                warmups += 1;
+                on_event(CompareEvent::Warmup {
+                    variant: &variants[variant].name,
+                    index,
+                })
+            }
             Event::Run(r) => {
                 if let Err(e) = store.add_run(session, ids[r.variant], r) {
                     let msg = e.to_string();
@@ -336,6 +338,20 @@ pub(crate) fn compare_trials_with(
     let wall = t0.elapsed().as_secs_f64();
     let (u1, s1) = runner::children_cpu();
     let finished: usize = done.iter().sum();
+    let kept = |phase: Phase, counted: usize| Kept {
+        store: req.store.clone(),
+        session,
+        phase,
+        runs: finished,
+        commands_with_runs: done.iter().filter(|&&n| n > 0).count(),
+        counters: match source {
+            Some(_) => CountersKept::Taken {
+                taken: counted,
+                of: variants.len(),
+            },
+            None => CountersKept::NotAsked,
+        },
+    };
 
     if let (Some(a), Some(b)) = (cpu0, env::cpu_times()) {
         if let Some(w) = env::other_load_warning(
@@ -376,11 +392,12 @@ pub(crate) fn compare_trials_with(
         Ending::Interrupted => {
             store.set_notes(session, &notes)?;
             store.finish_session(session, "interrupted")?;
-            return Ok(CompareOutcome::Interrupted {
-                session,
-                finished,
-                while_counting: false,
-            });
+            let phase = if warmups < req.plan.warmup * variants.len() {
+                Phase::Warmup
+            } else {
+                Phase::Timing
+            };
+            return Ok(CompareOutcome::Interrupted(kept(phase, 0)));
         }
         Ending::TargetMissed { half_width_pct } => {
             if let StopRule::Adaptive {
@@ -406,11 +423,7 @@ pub(crate) fn compare_trials_with(
         for (i, v) in variants.iter().enumerate() {
             if stop.load(Ordering::SeqCst) {
                 store.finish_session(session, "interrupted")?;
-                return Ok(CompareOutcome::Interrupted {
-                    session,
-                    finished,
-                    while_counting: true,
-                });
+                return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
             }
             on_event(CompareEvent::Counting {
                 variant: &v.name,
@@ -418,6 +431,16 @@ pub(crate) fn compare_trials_with(
             });
             match src.measure(&CountedRun::of(v, &req.plan)) {
                 Ok(cs) => store.add_counters(session, ids[i], &cs)?,
+                // Ctrl-C reaches the counted command too (the terminal signals the whole
+                // process group), maybe before the handler has set `stop`.
+                Err(CounterError::Interrupted { .. }) => {
+                    store.finish_session(session, "interrupted")?;
+                    return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
+                }
+                Err(_) if stop.load(Ordering::SeqCst) => {
+                    store.finish_session(session, "interrupted")?;
+                    return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
+                }
                 Err(source) => {
                     store.finish_session(session, "failed")?;
                     return Err(CompareError::Counting {

@@ -44,6 +44,7 @@ pub mod compare;
 pub mod counters;
 pub mod env;
 pub mod heatmap;
+pub mod kept;
 pub mod metric;
 pub mod report;
 pub mod runner;

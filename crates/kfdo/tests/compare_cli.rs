@@ -29,6 +29,123 @@ fn stored_runs(db: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The state of each session in the store, oldest first.
+fn session_states(db: &Path) -> Vec<String> {
+    let c = kfdo_bench::store::Store::open_existing(db)
+        .unwrap()
+        .load()
+        .unwrap();
+    c.benchmarks
+        .iter()
+        .flat_map(|b| &b.sessions)
+        .map(|s| s.status.clone())
+        .collect()
+}
+
+/// `kfdo compare ARGS` in its own process group with stderr piped, as a terminal's
+/// Ctrl-C would reach it: kfdo and the running command both get the SIGINT.
+fn spawn_in_own_group(args: &[&str], db: &Path) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    kfdo()
+        .arg("compare")
+        .args(["--store"])
+        .arg(db)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// SIGINT to the child's process group, as a terminal's Ctrl-C.
+fn ctrl_c(child: &std::process::Child) {
+    // SAFETY: kill takes plain integers; the group is the one the child leads.
+    let rc = unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    assert_eq!(rc, 0, "kill: {}", std::io::Error::last_os_error());
+}
+
+#[test]
+fn sigint_while_counting_says_what_was_kept_and_marks_the_session() {
+    if !kfdo_testkit::require_tools(&["valgrind"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // A counts its own runs: the three timed ones are short, the fourth (counted under
+    // cachegrind) spins in the shell itself (a child would let the shell wait out the
+    // SIGINT, as shells do), so the SIGINT lands while A is counted.
+    let count = dir.path().join("count");
+    let a = format!(
+        "n=$(cat {0} 2>/dev/null || echo 0); echo $((n+1)) > {0}; \
+         if [ $n -ge 3 ]; then i=0; while [ $i -lt 100000000 ]; do i=$((i+1)); done; fi",
+        count.display()
+    );
+    let mut child = spawn_in_own_group(
+        &[
+            "--counters",
+            "cachegrind",
+            "--warmup",
+            "0",
+            "--runs",
+            "3",
+            "--benchmark",
+            "sleepy",
+            "--name",
+            "A",
+            &a,
+            "--name",
+            "B",
+            "sleep 0.02",
+        ],
+        &db,
+    );
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "kfdo ended before counting:\n{seen}");
+        seen.push_str(&line);
+        if line.contains("counting 'A' with cachegrind") {
+            break;
+        }
+    }
+    // Once the counted run of A has begun (it wrote its count), Ctrl-C.
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&count).unwrap_or_default().trim() != "4" {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "A's counted run did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ctrl_c(&child);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("kfdo compare went on counting 60 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(
+        seen.contains(&format!(
+            "kfdo compare: interrupted during the counter runs; kept 6 timed run(s) of 2 \
+             command(s) in {} session 1 (marked interrupted); counters not taken",
+            db.display()
+        )),
+        "{seen}"
+    );
+    assert_eq!(stored_runs(&db), 6);
+    assert_eq!(session_states(&db), ["interrupted"]);
+}
+
 #[test]
 fn failing_command_names_variant_run_and_stderr() {
     let dir = tempfile::tempdir().unwrap();
@@ -79,31 +196,25 @@ fn failing_command_names_variant_run_and_stderr() {
 fn sigint_keeps_finished_runs_and_report_shows_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    // Its own process group, signalled as a terminal's Ctrl-C would be:
-    // kfdo and the running command both get SIGINT.
-    let mut child = {
-        use std::os::unix::process::CommandExt;
-        kfdo()
-            .args([
-                "compare",
-                "--counters",
-                "none",
-                "--warmup",
-                "0",
-                "--runs",
-                "200",
-                "--benchmark",
-                "sleepy",
-                "--store",
-            ])
-            .arg(&db)
-            .args(["--name", "A", "sleep 0.05", "--name", "B", "sleep 0.06"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .unwrap()
-    };
+    let mut child = spawn_in_own_group(
+        &[
+            "--counters",
+            "none",
+            "--warmup",
+            "0",
+            "--runs",
+            "200",
+            "--benchmark",
+            "sleepy",
+            "--name",
+            "A",
+            "sleep 0.05",
+            "--name",
+            "B",
+            "sleep 0.06",
+        ],
+        &db,
+    );
     let t0 = Instant::now();
     while stored_runs(&db) < 6 {
         assert!(
@@ -112,8 +223,7 @@ fn sigint_keeps_finished_runs_and_report_shows_them() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    // SAFETY: signalling the process group we created.
-    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    ctrl_c(&child);
     let out = {
         let mut stderr = String::new();
         std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
@@ -121,14 +231,23 @@ fn sigint_keeps_finished_runs_and_report_shows_them() {
         (st, stderr)
     };
     assert_eq!(out.0.code(), Some(130), "{}", out.1);
-    assert!(out.1.contains("interrupted"), "{}", out.1);
     let kept = stored_runs(&db);
     assert!((6..400).contains(&kept), "{kept} runs kept");
     assert!(
-        out.1.contains(&format!("{kept} finished run(s) are kept")),
+        out.1.contains(&format!(
+            "kfdo compare: interrupted during the timed runs; kept {kept} timed run(s) of 2 \
+             command(s) in {} session 1 (marked interrupted)",
+            db.display()
+        )),
         "{}",
         out.1
     );
+    assert!(
+        !out.1.contains("counters"),
+        "no counters were asked for: {}",
+        out.1
+    );
+    assert_eq!(session_states(&db), ["interrupted"]);
 
     let rep = dir.path().join("rep");
     let st = kfdo()

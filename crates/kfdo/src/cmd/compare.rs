@@ -325,23 +325,8 @@ fn progress<'a>(
 fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
     let store = args.store.display();
     match outcome {
-        CompareOutcome::Interrupted {
-            finished,
-            while_counting: false,
-            ..
-        } => {
-            eprintln!(
-                "kfdo compare: interrupted; {finished} finished run(s) are kept in {store} (`kfdo report --store {store}` shows them)"
-            );
-            130
-        }
-        CompareOutcome::Interrupted {
-            while_counting: true,
-            ..
-        } => {
-            eprintln!(
-                "kfdo compare: interrupted while counting; the timed runs are kept in {store}"
-            );
+        CompareOutcome::Interrupted(kept) => {
+            eprintln!("kfdo compare: {kept}; `kfdo report --store {store}` shows them");
             130
         }
         CompareOutcome::Complete { analysis, .. } => {
