@@ -63,6 +63,30 @@ pub enum CompareEvent<'a> {
     },
 }
 
+impl CompareEvent<'_> {
+    /// The event as a plain line for a log (no terminal to draw a spinner on), with its
+    /// phase ("warm-up", "timed"): finished warm-up and timed runs; `None` for the others,
+    /// which callers show anyway or which say nothing new.
+    pub fn progress_line(&self) -> Option<(&'static str, String)> {
+        match self {
+            CompareEvent::Warmup { variant, index } => Some((
+                "warm-up",
+                format!("warm-up run {} of '{variant}' done", index + 1),
+            )),
+            CompareEvent::Run { variant, run } => Some((
+                "timed",
+                format!(
+                    "timed run {} of '{variant}': {} ({} timed run(s) done)",
+                    run.index + 1,
+                    crate::report::fmt_time(run.wall_s),
+                    run.seq + 1
+                ),
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// How a comparison ended.
 #[derive(Debug, Clone)]
 pub enum CompareOutcome {

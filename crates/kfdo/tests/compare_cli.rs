@@ -147,6 +147,40 @@ fn sigint_while_counting_says_what_was_kept_and_marks_the_session() {
 }
 
 #[test]
+fn without_a_terminal_finished_runs_are_plain_lines_and_quiet_silences_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let compare = |quiet: bool| {
+        let mut cmd = kfdo();
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        cmd.args(["compare", "--counters", "none", "--runs", "2", "--store"])
+            .arg(&db)
+            .args(["--name", "A", "sleep 0.01"])
+            .output()
+            .unwrap()
+    };
+    // stderr is a pipe here, as under `2>&1 | tee log`: no spinner, so plain lines.
+    let out = compare(false);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warm-up run 1 of 'A' done\n"), "{err}");
+    assert!(err.contains("timed run 1 of 'A': "), "{err}");
+    assert!(
+        !err.contains('\r') && !err.contains('\u{1b}'),
+        "no terminal control in a log: {err:?}"
+    );
+    let out = compare(true);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn failing_command_names_variant_run_and_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

@@ -272,13 +272,52 @@ fn stop_on_ctrl_c() -> Arc<AtomicBool> {
     stop
 }
 
-/// What a running comparison shows: lines on stderr, the rest on the spinner.
+/// What a running comparison shows: lines on stderr, the rest on the spinner; without
+/// a spinner (stderr is not a terminal: a log, `2>&1 | tee`), a plain line per finished
+/// run, at most one a second, so a long comparison is seen to go on.
 fn progress<'a>(
     g: &'a Global,
     pb: &'a indicatif::ProgressBar,
     store: &'a str,
 ) -> impl FnMut(CompareEvent<'_>) + 'a {
-    move |ev| match ev {
+    let mut plain = (pb.is_hidden() && !g.quiet).then(|| PlainLines::new(1.0));
+    move |ev| {
+        if let (Some(p), Some(line)) = (&mut plain, ev.progress_line()) {
+            p.print(line);
+        }
+        show(g, pb, store, ev)
+    }
+}
+
+/// Progress lines for a log: the first of each phase at once, then at most one per
+/// `every_s` seconds (a line per run of a 1 ms command would drown the log).
+struct PlainLines {
+    every: std::time::Duration,
+    last: Option<(std::time::Instant, &'static str)>,
+}
+
+impl PlainLines {
+    fn new(every_s: f64) -> PlainLines {
+        PlainLines {
+            every: std::time::Duration::from_secs_f64(every_s),
+            last: None,
+        }
+    }
+
+    fn print(&mut self, (phase, line): (&'static str, String)) {
+        if self
+            .last
+            .is_some_and(|(t, p)| p == phase && t.elapsed() < self.every)
+        {
+            return;
+        }
+        self.last = Some((std::time::Instant::now(), phase));
+        eprintln!("{line}");
+    }
+}
+
+fn show(g: &Global, pb: &indicatif::ProgressBar, store: &str, ev: CompareEvent<'_>) {
+    match ev {
         CompareEvent::CounterNote(n) => g.info(format!("counters: {n}")),
         CompareEvent::Started {
             benchmark,
