@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::counters::{self, Choice, CountedRun, CounterError};
 use crate::kept::{CountersKept, Kept, Phase};
+use crate::pooling::{CountersOrigin, Pooling, SeriesChange};
 use crate::runner::{
     self, CommandTrials, Ending, Event, Plan, RunError, RunResult, StopRule, Trials, Variant,
 };
 use crate::store::{Store, StoreError};
 use crate::warning::Warning;
-use crate::{env, stats};
+use crate::{env, identity, stats};
 
 /// A comparison to run.
 #[derive(Debug, Clone)]
@@ -38,6 +39,13 @@ pub struct CompareRequest {
 pub enum CompareEvent<'a> {
     /// Why the counter source is not the one asked for (before any run).
     CounterNote(&'a Warning),
+    /// Opening upgraded the store from a version that did not record what each run
+    /// ran: how many runs it held (a series of unknown program of their own).
+    StoreUpgraded {
+        runs: usize,
+    },
+    /// A command's program is not the one of its earlier runs (before any run).
+    SeriesChanged(&'a SeriesChange),
     /// The comparison starts: benchmark name and runs already stored for it.
     Started {
         benchmark: &'a str,
@@ -95,6 +103,8 @@ pub enum CompareOutcome {
         session: i64,
         ending: Ending,
         analysis: Box<BenchmarkAnalysis>,
+        /// The counters shown that were not taken in this session: where they come from.
+        counters_from: Vec<CountersOrigin>,
     },
     /// The stop flag was set (or a command was ended by Ctrl-C); the session is marked
     /// interrupted and the finished runs and counters are in the store.
@@ -203,13 +213,28 @@ fn check(req: &CompareRequest) -> Result<(), CompareError> {
 }
 
 /// Runs the comparison of commands. `stop` is polled between runs; `on_event` sees
-/// progress.
+/// progress. Earlier runs of a command pool only with runs of the same program
+/// ([`Pooling::NewSeries`]).
 pub fn compare(
     req: &CompareRequest,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(CompareEvent<'_>),
 ) -> Result<CompareOutcome, CompareError> {
-    compare_with(req, stop, on_event, &SessionExtras::default())
+    compare_pooled(req, Pooling::NewSeries, stop, on_event)
+}
+
+/// [`compare`], with earlier runs pooled as `pooling` says.
+pub fn compare_pooled(
+    req: &CompareRequest,
+    pooling: Pooling,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+) -> Result<CompareOutcome, CompareError> {
+    let extras = SessionExtras {
+        pooling,
+        ..SessionExtras::default()
+    };
+    compare_with(req, stop, on_event, &extras)
 }
 
 /// [`compare`], with `extras` recorded in the session.
@@ -239,6 +264,8 @@ pub(crate) struct SessionExtras {
     pub settings: Vec<(String, serde_json::Value)>,
     /// Warnings stored with the session from its start.
     pub notes: Vec<Warning>,
+    /// Which earlier runs count.
+    pub pooling: Pooling,
 }
 
 fn with_keys(
@@ -288,6 +315,13 @@ pub(crate) fn compare_trials_with(
     }
 
     let store = Store::open(&req.store)?;
+    if let Some(runs) = store.upgraded_runs().filter(|&n| n > 0) {
+        on_event(CompareEvent::StoreUpgraded { runs });
+    }
+    let identities: Vec<Option<String>> = variants
+        .iter()
+        .map(|v| identity::of_variant(v, &req.plan))
+        .collect();
     let environment = env::capture(env!("CARGO_PKG_VERSION"));
     let settings = serde_json::json!({
         "plan": &req.plan,
@@ -306,10 +340,20 @@ pub(crate) fn compare_trials_with(
         .iter()
         .map(|v| store.variant(&benchmark, v))
         .collect::<Result<_, _>>()?;
-    let prior: Vec<Vec<f64>> = ids
-        .iter()
-        .map(|&id| store.wall_times(id))
-        .collect::<Result<_, _>>()?;
+    let pooling = extras.pooling;
+    let mut prior: Vec<Vec<f64>> = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        let identity = identities[i].as_deref();
+        let series = store.series(ids[i])?;
+        if let Some(change) = SeriesChange::find(v, identity, &series, pooling) {
+            on_event(CompareEvent::SeriesChanged(&change));
+        }
+        prior.push(match pooling {
+            Pooling::Pool => store.wall_times(ids[i])?,
+            Pooling::Fresh => Vec::new(),
+            Pooling::NewSeries => store.wall_times_of(ids[i], identity, 0)?,
+        });
+    }
     on_event(CompareEvent::Started {
         benchmark: &benchmark,
         variants: variants.len(),
@@ -335,7 +379,8 @@ pub(crate) fn compare_trials_with(
                 })
             }
             Event::Run(r) => {
-                if let Err(e) = store.add_run(session, ids[r.variant], r) {
+                let identity = identities[r.variant].as_deref();
+                if let Err(e) = store.add_run_of(session, ids[r.variant], r, identity) {
                     let msg = e.to_string();
                     store_error = Some(e);
                     return Err(msg);
@@ -454,7 +499,7 @@ pub(crate) fn compare_trials_with(
                 source: src.name(),
             });
             match src.measure(&CountedRun::of(v, &req.plan)) {
-                Ok(cs) => store.add_counters(session, ids[i], &cs)?,
+                Ok(cs) => store.add_counters_of(session, ids[i], &cs, identities[i].as_deref())?,
                 // Ctrl-C reaches the counted command too (the terminal signals the whole
                 // process group), maybe before the handler has set `stop`.
                 Err(CounterError::Interrupted { .. }) => {
@@ -477,13 +522,25 @@ pub(crate) fn compare_trials_with(
     }
     store.finish_session(session, "complete")?;
 
-    let analysis = verdict(&store, &benchmark, variants)?;
+    let (analysis, counters_from) = verdict(
+        &store,
+        &benchmark,
+        variants,
+        &Selection {
+            session,
+            ids: &ids,
+            identities: &identities,
+            pooling,
+        },
+    )?;
     if let Some(path) = &req.json {
         let doc = serde_json::json!({
             "store": req.store.display().to_string(),
             "session": session,
             "ending": ending,
             "benchmark": analysis,
+            "pooling": pooling,
+            "counters_from": counters_from,
         });
         let text =
             serde_json::to_vec_pretty(&doc).map_err(|e| CompareError::Json(e.to_string()))?;
@@ -493,25 +550,71 @@ pub(crate) fn compare_trials_with(
         session,
         ending,
         analysis: Box::new(analysis),
+        counters_from,
     })
 }
 
-/// The verdict from everything stored for `benchmark`, showing only `variants`,
-/// baseline first, in the given order.
+/// Which stored runs and counters of the variants the verdict may use.
+struct Selection<'a> {
+    session: i64,
+    ids: &'a [i64],
+    identities: &'a [Option<String>],
+    pooling: Pooling,
+}
+
+/// The verdict from what is stored for `benchmark` of the series `series` says (runs
+/// of the same program, or all of them, or this session's), showing only `variants`,
+/// baseline first, in the given order; and where counters not taken in this session
+/// come from.
 fn verdict(
     store: &Store,
     benchmark: &str,
     variants: &[Variant],
-) -> Result<BenchmarkAnalysis, CompareError> {
+    series: &Selection<'_>,
+) -> Result<(BenchmarkAnalysis, Vec<CountersOrigin>), CompareError> {
     let contents = store.load()?;
-    let bench = contents
+    let mut bench = contents
         .benchmarks
-        .iter()
+        .into_iter()
         .find(|b| b.name == benchmark)
         .ok_or_else(|| {
             CompareError::Request("the benchmark just stored is missing from the store".into())
         })?;
-    let mut analysis = analysis::analyze_benchmark(bench, stats::BOOTSTRAP_RESAMPLES);
+    let mut counters_from = Vec::new();
+    for sv in &mut bench.variants {
+        let Some(i) = series.ids.iter().position(|&id| id == sv.id) else {
+            continue;
+        };
+        let identity = series.identities[i].as_deref();
+        let of_run = store.run_identities(sv.id)?;
+        sv.runs.retain(|r| match series.pooling {
+            Pooling::Pool => true,
+            Pooling::Fresh => r.session == series.session,
+            Pooling::NewSeries => {
+                of_run.get(&(r.session, r.seq)).map(|x| x.as_deref()) == Some(identity)
+            }
+        });
+        let counted = match series.pooling {
+            // The latest counters of the variant, whatever it ran.
+            Pooling::Pool => store.latest_counters(sv.id)?,
+            _ => store.counters_of(sv.id, identity)?,
+        }
+        .filter(|c| series.pooling != Pooling::Fresh || c.session == series.session);
+        sv.counters = match counted {
+            Some(c) => {
+                if c.session != series.session && !c.counters.is_empty() {
+                    counters_from.push(CountersOrigin {
+                        variant: sv.variant.name.clone(),
+                        session: c.session,
+                        started_unix: c.started_unix,
+                    });
+                }
+                c.counters
+            }
+            None => Vec::new(),
+        };
+    }
+    let mut analysis = analysis::analyze_benchmark(&bench, stats::BOOTSTRAP_RESAMPLES);
     let order: Vec<usize> = variants
         .iter()
         .filter_map(|v| analysis.variants.iter().position(|a| a.name == v.name))
@@ -526,5 +629,5 @@ fn verdict(
         analysis.baseline = variants[0].name.clone();
         analysis::compare_with_baseline(&mut analysis.variants, stats::BOOTSTRAP_RESAMPLES);
     }
-    Ok(analysis)
+    Ok((analysis, counters_from))
 }

@@ -442,3 +442,126 @@ fn adaptive_run_count_stops_at_target_or_max() {
     assert!(v["ending"]["TargetMissed"].is_object(), "{}", v["ending"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("target was not reached"));
 }
+
+/// A tiny C program built with clang-19 at `opt` into `exe` (the same path each time,
+/// as a rebuild leaves it).
+fn build_tiny(exe: &Path, opt: &str) {
+    let src = exe.with_extension("c");
+    std::fs::write(
+        &src,
+        "int main(void) { volatile unsigned long s = 0;\n\
+         for (unsigned long i = 0; i < 300000; i++) s += i * i;\n\
+         return 0; }\n",
+    )
+    .unwrap();
+    let out = Command::new("clang-19")
+        .arg(opt)
+        .arg("-o")
+        .arg(exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `kfdo compare` of the one command `exe` as variant P; its stdout, stderr and verdict.
+fn compare_p(db: &Path, exe: &Path, extra: &[&str]) -> (String, String, serde_json::Value) {
+    let json = db.with_extension("json");
+    let out = kfdo()
+        .args(["compare", "--warmup", "0", "--benchmark", "tiny", "--store"])
+        .arg(db)
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .args(["--name", "P"])
+        .arg(exe)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let v = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (stdout, stderr, v)
+}
+
+#[test]
+fn a_rebuilt_program_starts_a_new_series_and_counters_say_where_they_come_from() {
+    if !kfdo_testkit::require_tools(&["clang-19", "valgrind"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let exe = dir.path().join("prog");
+    let runs = |v: &serde_json::Value| v["benchmark"]["variants"][0]["wall"]["n"].as_u64();
+    let counters = |v: &serde_json::Value| v["benchmark"]["counters"].as_array().unwrap().len();
+
+    build_tiny(&exe, "-O2");
+    let o2 = kfdo_bench::identity::of_file(&exe).unwrap();
+    // Session 1 counts; session 2 does not, and shows session 1's counters, labelled.
+    let (_, _, v) = compare_p(&db, &exe, &["--runs", "3", "--counters", "cachegrind"]);
+    assert_eq!(
+        (runs(&v), v["counters_from"].as_array().unwrap().len()),
+        (Some(3), 0)
+    );
+    assert!(counters(&v) > 0, "{v}");
+    let (stdout, stderr, v) = compare_p(&db, &exe, &["--runs", "3", "--counters", "none"]);
+    assert_eq!(runs(&v), Some(6), "the same program pools: {stderr}");
+    assert!(!stderr.contains("now runs"), "{stderr}");
+    assert!(counters(&v) > 0, "{v}");
+    assert_eq!(v["counters_from"][0]["session"], 1, "{v}");
+    assert!(
+        stdout.contains("(counters of 'P' are from session 1, 20"),
+        "counters of another session unlabelled:\n{stdout}"
+    );
+
+    // Rebuilt at -O0 under the same path and command: a new series, said loudly, and
+    // none of the old program's counters beside it.
+    build_tiny(&exe, "-O0");
+    let o0 = kfdo_bench::identity::of_file(&exe).unwrap();
+    assert_ne!(o0, o2);
+    let (stdout, stderr, v) = compare_p(&db, &exe, &["--runs", "3", "--counters", "none"]);
+    assert!(
+        stderr.contains(&format!(
+            "kfdo compare: 'P' (`{}`) now runs {o0}, but 6 earlier run(s) ran {o2} (latest in \
+             session 2); they are set aside and a new series starts",
+            exe.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(runs(&v), Some(3), "the -O2 runs were pooled: {v}");
+    assert_eq!(counters(&v), 0, "the -O2 build's counters shown: {stdout}");
+    assert!(!stdout.contains("counters of"), "{stdout}");
+
+    // --pool pools them anyway (and labels session 1's counters); --fresh ignores them.
+    let (stdout, stderr, v) =
+        compare_p(&db, &exe, &["--runs", "2", "--counters", "none", "--pool"]);
+    assert!(
+        stderr.contains("pooled with them anyway, as --pool asks"),
+        "{stderr}"
+    );
+    assert_eq!(runs(&v), Some(11));
+    assert!(
+        stdout.contains("(counters of 'P' are from session 1, "),
+        "{stdout}"
+    );
+    let (_, _, v) = compare_p(&db, &exe, &["--runs", "2", "--counters", "none", "--fresh"]);
+    assert_eq!((runs(&v), counters(&v)), (Some(2), 0));
+
+    // The store holds both series, each run with its program.
+    let store = kfdo_bench::store::Store::open_existing(&db).unwrap();
+    let contents = store.load().unwrap();
+    let id = contents.benchmarks[0].variants[0].id;
+    let series: Vec<(Option<String>, usize)> = store
+        .series(id)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.identity, s.runs))
+        .collect();
+    assert_eq!(series, [(Some(o0), 7), (Some(o2), 6)]);
+}

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kfdo_bench::compare::{self, CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
+use kfdo_bench::pooling::Pooling;
 use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
 use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
@@ -83,6 +84,13 @@ pub struct Args {
     /// Show the commands' standard output (discarded by default).
     #[arg(long)]
     show_output: bool,
+    /// Pool this run with every earlier run of the same names, even of another program
+    /// (by default a command whose program changed starts a new series).
+    #[arg(long, conflicts_with_all = ["fresh", "tag", "baseline_tag"])]
+    pool: bool,
+    /// Ignore every earlier run and counter in the store: the verdict from this run only.
+    #[arg(long, conflicts_with_all = ["tag", "baseline_tag"])]
+    fresh: bool,
 }
 
 /// What the options ask for.
@@ -252,7 +260,12 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
     let stop = stop_on_ctrl_c();
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
-    let outcome = compare::compare(&req, &stop, &mut progress(g, &pb, &store));
+    let pooling = match (args.pool, args.fresh) {
+        (true, _) => Pooling::Pool,
+        (_, true) => Pooling::Fresh,
+        _ => Pooling::NewSeries,
+    };
+    let outcome = compare::compare_pooled(&req, pooling, &stop, &mut progress(g, &pb, &store));
     pb.finish_and_clear();
     Ok(finish(outcome?, &args, g))
 }
@@ -319,6 +332,12 @@ impl PlainLines {
 fn show(g: &Global, pb: &indicatif::ProgressBar, store: &str, ev: CompareEvent<'_>) {
     match ev {
         CompareEvent::CounterNote(n) => g.info(format!("counters: {n}")),
+        // Loud even with --quiet: the verdict is not on the runs it was before.
+        CompareEvent::SeriesChanged(change) => eprintln!("kfdo compare: {change}"),
+        CompareEvent::StoreUpgraded { runs } => g.info(format!(
+            "kfdo compare: results store {store} upgraded: runs now record the program they \
+             ran; its {runs} earlier run(s) did not, so they form a series of their own"
+        )),
         CompareEvent::Started {
             benchmark,
             variants,
@@ -368,8 +387,15 @@ fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
             eprintln!("kfdo compare: {kept}; `kfdo report --store {store}` shows them");
             130
         }
-        CompareOutcome::Complete { analysis, .. } => {
+        CompareOutcome::Complete {
+            analysis,
+            counters_from,
+            ..
+        } => {
             print!("{}", text::summary(&analysis));
+            for origin in &counters_from {
+                println!("  ({origin})");
+            }
             for w in &analysis.warnings {
                 g.info(format!("warning: {w}"));
             }
