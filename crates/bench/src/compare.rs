@@ -51,6 +51,8 @@ pub enum CompareEvent<'a> {
         benchmark: &'a str,
         variants: usize,
         prior_runs: usize,
+        /// The session in the store that this comparison's runs go to.
+        session: i64,
     },
     Warmup {
         variant: &'a str,
@@ -358,6 +360,7 @@ pub(crate) fn compare_trials_with(
         benchmark: &benchmark,
         variants: variants.len(),
         prior_runs: prior.iter().map(|p| p.len()).sum(),
+        session,
     });
     notes.extend(extras.notes.iter().cloned());
     notes.extend(env::setup_warnings(&environment));

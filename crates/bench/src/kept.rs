@@ -3,7 +3,9 @@
 //! missing without opening it.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use crate::store::Store;
 
 /// The phase a comparison was in when it stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -68,6 +70,29 @@ impl fmt::Display for Kept {
                 write!(f, "; counters taken for {taken} of {of} command(s)")
             }
         }
+    }
+}
+
+/// For a second Ctrl-C, which leaves at once without waiting for the command in flight:
+/// marks `session` interrupted and says what the store holds (every finished run was
+/// committed as it finished).
+pub fn abandon(store: &Path, session: i64) -> String {
+    let marked = Store::open(store).and_then(|s| {
+        s.finish_session(session, "interrupted")?;
+        s.session_runs(session)
+    });
+    match marked {
+        Ok(runs) => format!(
+            "stopped at once by a second Ctrl-C; kept {runs} timed run(s) in {} session \
+             {session} (marked interrupted); the run in flight and counters not yet taken are \
+             lost",
+            store.display()
+        ),
+        Err(e) => format!(
+            "stopped at once by a second Ctrl-C; the finished runs are in {} session {session}, \
+             but it could not be marked interrupted: {e}",
+            store.display()
+        ),
     }
 }
 

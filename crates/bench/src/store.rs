@@ -594,6 +594,18 @@ impl Store {
         Ok(())
     }
 
+    /// How many timed runs a session holds.
+    pub fn session_runs(&self, session: i64) -> Result<usize, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE session = ?1",
+                [session],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(self.err())
+    }
+
     pub fn finish_session(&self, session: i64, status: &str) -> Result<(), StoreError> {
         self.conn
             .execute(

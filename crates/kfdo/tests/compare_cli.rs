@@ -147,6 +147,73 @@ fn sigint_while_counting_says_what_was_kept_and_marks_the_session() {
 }
 
 #[test]
+fn a_second_sigint_leaves_at_once_and_marks_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    // A command that ignores SIGINT, as one busy in a shell's wait can: its first three
+    // runs are short, the fourth sleeps, so only a second Ctrl-C ends kfdo in time.
+    let count = dir.path().join("count");
+    let a = format!(
+        "trap '' INT; n=$(cat {0} 2>/dev/null || echo 0); echo $((n+1)) > {0}; \
+         if [ $n -ge 3 ]; then sleep 30; fi",
+        count.display()
+    );
+    let mut child = spawn_in_own_group(
+        &[
+            "--counters",
+            "none",
+            "--warmup",
+            "0",
+            "--runs",
+            "10",
+            "--benchmark",
+            "stubborn",
+            "--name",
+            "A",
+            &a,
+        ],
+        &db,
+    );
+    let t0 = Instant::now();
+    while std::fs::read_to_string(&count).unwrap_or_default().trim() != "4" {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "run 4 did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ctrl_c(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    ctrl_c(&child);
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("a second SIGINT did not end kfdo compare");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The sleeping command is left behind in the group: end it.
+    // SAFETY: kill takes plain integers; the group is the one the child led.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(
+        err.contains(&format!(
+            "kfdo compare: stopped at once by a second Ctrl-C; kept 3 timed run(s) in {} \
+             session 1 (marked interrupted)",
+            db.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(session_states(&db), ["interrupted"]);
+}
+
+#[test]
 fn without_a_terminal_finished_runs_are_plain_lines_and_quiet_silences_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");

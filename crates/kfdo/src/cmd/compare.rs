@@ -4,11 +4,12 @@
 //! measured in separate boots).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use kfdo_bench::compare::{self, CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
+use kfdo_bench::kept;
 use kfdo_bench::pooling::Pooling;
 use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
@@ -206,10 +207,10 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
         json: args.json.clone(),
         force: args.force_tag,
     };
-    let stop = stop_on_ctrl_c();
+    let (stop, session) = stop_on_ctrl_c(args.store.clone());
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
-    let done = tagged::record_tag(&req, &stop, &mut progress(g, &pb, &store));
+    let done = tagged::record_tag(&req, &stop, &mut progress(g, &pb, &store, &session));
     pb.finish_and_clear();
     let done = done?;
     g.info(format!(
@@ -257,7 +258,7 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         store: args.store.clone(),
         json: args.json.clone(),
     };
-    let stop = stop_on_ctrl_c();
+    let (stop, session) = stop_on_ctrl_c(args.store.clone());
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
     let pooling = match (args.pool, args.fresh) {
@@ -265,24 +266,35 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         (_, true) => Pooling::Fresh,
         _ => Pooling::NewSeries,
     };
-    let outcome = compare::compare_pooled(&req, pooling, &stop, &mut progress(g, &pb, &store));
+    let outcome = compare::compare_pooled(
+        &req,
+        pooling,
+        &stop,
+        &mut progress(g, &pb, &store, &session),
+    );
     pb.finish_and_clear();
     Ok(finish(outcome?, &args, g))
 }
 
-/// A stop flag set by Ctrl-C; a second Ctrl-C leaves at once (the store already holds
-/// every finished run).
-fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+/// A stop flag set by Ctrl-C, and the session it stops (set when the comparison has
+/// started one); a second Ctrl-C leaves at once, marking the session interrupted (the
+/// store already holds every finished run).
+fn stop_on_ctrl_c(store: PathBuf) -> (Arc<AtomicBool>, Arc<AtomicI64>) {
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
+    let session = Arc::new(AtomicI64::new(0));
+    let (flag, current) = (stop.clone(), session.clone());
     let pressed = AtomicBool::new(false);
     let _ = ctrlc::set_handler(move || {
         if pressed.swap(true, Ordering::SeqCst) {
+            match current.load(Ordering::SeqCst) {
+                0 => eprintln!("kfdo compare: stopped at once by a second Ctrl-C, before any run"),
+                id => eprintln!("kfdo compare: {}", kept::abandon(&store, id)),
+            }
             std::process::exit(130);
         }
         flag.store(true, Ordering::SeqCst);
     });
-    stop
+    (stop, session)
 }
 
 /// What a running comparison shows: lines on stderr, the rest on the spinner; without
@@ -292,9 +304,13 @@ fn progress<'a>(
     g: &'a Global,
     pb: &'a indicatif::ProgressBar,
     store: &'a str,
+    session: &'a AtomicI64,
 ) -> impl FnMut(CompareEvent<'_>) + 'a {
     let mut plain = (pb.is_hidden() && !g.quiet).then(|| PlainLines::new(1.0));
     move |ev| {
+        if let CompareEvent::Started { session: id, .. } = ev {
+            session.store(id, Ordering::SeqCst);
+        }
         if let (Some(p), Some(line)) = (&mut plain, ev.progress_line()) {
             p.print(line);
         }
@@ -342,6 +358,7 @@ fn show(g: &Global, pb: &indicatif::ProgressBar, store: &str, ev: CompareEvent<'
             benchmark,
             variants,
             prior_runs,
+            ..
         } => g.info(format!(
             "kfdo compare: benchmark '{benchmark}', {variants} variant(s), store {store}{}",
             if prior_runs > 0 {
