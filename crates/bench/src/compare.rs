@@ -10,12 +10,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::counters::{self, Choice, CountedRun, CounterError};
+use crate::kept::{CountersKept, Kept, Phase};
+use crate::pooling::{CountersOrigin, Pooling, SeriesChange};
 use crate::runner::{
     self, CommandTrials, Ending, Event, Plan, RunError, RunResult, StopRule, Trials, Variant,
 };
 use crate::store::{Store, StoreError};
 use crate::warning::Warning;
-use crate::{env, stats};
+use crate::{env, identity, stats};
 
 /// A comparison to run.
 #[derive(Debug, Clone)]
@@ -37,11 +39,20 @@ pub struct CompareRequest {
 pub enum CompareEvent<'a> {
     /// Why the counter source is not the one asked for (before any run).
     CounterNote(&'a Warning),
+    /// Opening upgraded the store from a version that did not record what each run
+    /// ran: how many runs it held (a series of unknown program of their own).
+    StoreUpgraded {
+        runs: usize,
+    },
+    /// A command's program is not the one of its earlier runs (before any run).
+    SeriesChanged(&'a SeriesChange),
     /// The comparison starts: benchmark name and runs already stored for it.
     Started {
         benchmark: &'a str,
         variants: usize,
         prior_runs: usize,
+        /// The session in the store that this comparison's runs go to.
+        session: i64,
     },
     Warmup {
         variant: &'a str,
@@ -62,6 +73,30 @@ pub enum CompareEvent<'a> {
     },
 }
 
+impl CompareEvent<'_> {
+    /// The event as a plain line for a log (no terminal to draw a spinner on), with its
+    /// phase ("warm-up", "timed"): finished warm-up and timed runs; `None` for the others,
+    /// which callers show anyway or which say nothing new.
+    pub fn progress_line(&self) -> Option<(&'static str, String)> {
+        match self {
+            CompareEvent::Warmup { variant, index } => Some((
+                "warm-up",
+                format!("warm-up run {} of '{variant}' done", index + 1),
+            )),
+            CompareEvent::Run { variant, run } => Some((
+                "timed",
+                format!(
+                    "timed run {} of '{variant}': {} ({} timed run(s) done)",
+                    run.index + 1,
+                    crate::report::fmt_time(run.wall_s),
+                    run.seq + 1
+                ),
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// How a comparison ended.
 #[derive(Debug, Clone)]
 pub enum CompareOutcome {
@@ -70,13 +105,12 @@ pub enum CompareOutcome {
         session: i64,
         ending: Ending,
         analysis: Box<BenchmarkAnalysis>,
+        /// The counters shown that were not taken in this session: where they come from.
+        counters_from: Vec<CountersOrigin>,
     },
-    /// The stop flag was set; the finished runs are in the store.
-    Interrupted {
-        session: i64,
-        finished: usize,
-        while_counting: bool,
-    },
+    /// The stop flag was set (or a command was ended by Ctrl-C); the session is marked
+    /// interrupted and the finished runs and counters are in the store.
+    Interrupted(Kept),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -181,13 +215,28 @@ fn check(req: &CompareRequest) -> Result<(), CompareError> {
 }
 
 /// Runs the comparison of commands. `stop` is polled between runs; `on_event` sees
-/// progress.
+/// progress. Earlier runs of a command pool only with runs of the same program
+/// ([`Pooling::NewSeries`]).
 pub fn compare(
     req: &CompareRequest,
     stop: &AtomicBool,
     on_event: &mut dyn FnMut(CompareEvent<'_>),
 ) -> Result<CompareOutcome, CompareError> {
-    compare_with(req, stop, on_event, &SessionExtras::default())
+    compare_pooled(req, Pooling::NewSeries, stop, on_event)
+}
+
+/// [`compare`], with earlier runs pooled as `pooling` says.
+pub fn compare_pooled(
+    req: &CompareRequest,
+    pooling: Pooling,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(CompareEvent<'_>),
+) -> Result<CompareOutcome, CompareError> {
+    let extras = SessionExtras {
+        pooling,
+        ..SessionExtras::default()
+    };
+    compare_with(req, stop, on_event, &extras)
 }
 
 /// [`compare`], with `extras` recorded in the session.
@@ -217,6 +266,8 @@ pub(crate) struct SessionExtras {
     pub settings: Vec<(String, serde_json::Value)>,
     /// Warnings stored with the session from its start.
     pub notes: Vec<Warning>,
+    /// Which earlier runs count.
+    pub pooling: Pooling,
 }
 
 fn with_keys(
@@ -266,6 +317,13 @@ pub(crate) fn compare_trials_with(
     }
 
     let store = Store::open(&req.store)?;
+    if let Some(runs) = store.upgraded_runs().filter(|&n| n > 0) {
+        on_event(CompareEvent::StoreUpgraded { runs });
+    }
+    let identities: Vec<Option<String>> = variants
+        .iter()
+        .map(|v| identity::of_variant(v, &req.plan))
+        .collect();
     let environment = env::capture(env!("CARGO_PKG_VERSION"));
     let settings = serde_json::json!({
         "plan": &req.plan,
@@ -284,32 +342,48 @@ pub(crate) fn compare_trials_with(
         .iter()
         .map(|v| store.variant(&benchmark, v))
         .collect::<Result<_, _>>()?;
-    let prior: Vec<Vec<f64>> = ids
-        .iter()
-        .map(|&id| store.wall_times(id))
-        .collect::<Result<_, _>>()?;
+    let pooling = extras.pooling;
+    let mut prior: Vec<Vec<f64>> = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        let identity = identities[i].as_deref();
+        let series = store.series(ids[i])?;
+        if let Some(change) = SeriesChange::find(v, identity, &series, pooling) {
+            on_event(CompareEvent::SeriesChanged(&change));
+        }
+        prior.push(match pooling {
+            Pooling::Pool => store.wall_times(ids[i])?,
+            Pooling::Fresh => Vec::new(),
+            Pooling::NewSeries => store.wall_times_of(ids[i], identity, 0)?,
+        });
+    }
     on_event(CompareEvent::Started {
         benchmark: &benchmark,
         variants: variants.len(),
         prior_runs: prior.iter().map(|p| p.len()).sum(),
+        session,
     });
     notes.extend(extras.notes.iter().cloned());
     notes.extend(env::setup_warnings(&environment));
     store.set_notes(session, &notes)?;
 
     let mut done = vec![0usize; variants.len()];
+    let mut warmups = 0usize;
     let mut store_error: Option<StoreError> = None;
     let cpu0 = env::cpu_times();
     let (u0, s0) = runner::children_cpu();
     let t0 = std::time::Instant::now();
     let result = runner::run_trials(variants.len(), &req.plan, &prior, stop, trials, |ev| {
         match ev {
-            Event::Warmup { variant, index } => on_event(CompareEvent::Warmup {
-                variant: &variants[variant].name,
-                index,
-            }),
+            Event::Warmup { variant, index } => {
+                warmups += 1;
+                on_event(CompareEvent::Warmup {
+                    variant: &variants[variant].name,
+                    index,
+                })
+            }
             Event::Run(r) => {
-                if let Err(e) = store.add_run(session, ids[r.variant], r) {
+                let identity = identities[r.variant].as_deref();
+                if let Err(e) = store.add_run_of(session, ids[r.variant], r, identity) {
                     let msg = e.to_string();
                     store_error = Some(e);
                     return Err(msg);
@@ -336,6 +410,20 @@ pub(crate) fn compare_trials_with(
     let wall = t0.elapsed().as_secs_f64();
     let (u1, s1) = runner::children_cpu();
     let finished: usize = done.iter().sum();
+    let kept = |phase: Phase, counted: usize| Kept {
+        store: req.store.clone(),
+        session,
+        phase,
+        runs: finished,
+        commands_with_runs: done.iter().filter(|&&n| n > 0).count(),
+        counters: match source {
+            Some(_) => CountersKept::Taken {
+                taken: counted,
+                of: variants.len(),
+            },
+            None => CountersKept::NotAsked,
+        },
+    };
 
     if let (Some(a), Some(b)) = (cpu0, env::cpu_times()) {
         if let Some(w) = env::other_load_warning(
@@ -376,11 +464,12 @@ pub(crate) fn compare_trials_with(
         Ending::Interrupted => {
             store.set_notes(session, &notes)?;
             store.finish_session(session, "interrupted")?;
-            return Ok(CompareOutcome::Interrupted {
-                session,
-                finished,
-                while_counting: false,
-            });
+            let phase = if warmups < req.plan.warmup * variants.len() {
+                Phase::Warmup
+            } else {
+                Phase::Timing
+            };
+            return Ok(CompareOutcome::Interrupted(kept(phase, 0)));
         }
         Ending::TargetMissed { half_width_pct } => {
             if let StopRule::Adaptive {
@@ -406,18 +495,24 @@ pub(crate) fn compare_trials_with(
         for (i, v) in variants.iter().enumerate() {
             if stop.load(Ordering::SeqCst) {
                 store.finish_session(session, "interrupted")?;
-                return Ok(CompareOutcome::Interrupted {
-                    session,
-                    finished,
-                    while_counting: true,
-                });
+                return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
             }
             on_event(CompareEvent::Counting {
                 variant: &v.name,
                 source: src.name(),
             });
             match src.measure(&CountedRun::of(v, &req.plan)) {
-                Ok(cs) => store.add_counters(session, ids[i], &cs)?,
+                Ok(cs) => store.add_counters_of(session, ids[i], &cs, identities[i].as_deref())?,
+                // Ctrl-C reaches the counted command too (the terminal signals the whole
+                // process group), maybe before the handler has set `stop`.
+                Err(CounterError::Interrupted { .. }) => {
+                    store.finish_session(session, "interrupted")?;
+                    return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
+                }
+                Err(_) if stop.load(Ordering::SeqCst) => {
+                    store.finish_session(session, "interrupted")?;
+                    return Ok(CompareOutcome::Interrupted(kept(Phase::Counting, i)));
+                }
                 Err(source) => {
                     store.finish_session(session, "failed")?;
                     return Err(CompareError::Counting {
@@ -430,13 +525,25 @@ pub(crate) fn compare_trials_with(
     }
     store.finish_session(session, "complete")?;
 
-    let analysis = verdict(&store, &benchmark, variants)?;
+    let (analysis, counters_from) = verdict(
+        &store,
+        &benchmark,
+        variants,
+        &Selection {
+            session,
+            ids: &ids,
+            identities: &identities,
+            pooling,
+        },
+    )?;
     if let Some(path) = &req.json {
         let doc = serde_json::json!({
             "store": req.store.display().to_string(),
             "session": session,
             "ending": ending,
             "benchmark": analysis,
+            "pooling": pooling,
+            "counters_from": counters_from,
         });
         let text =
             serde_json::to_vec_pretty(&doc).map_err(|e| CompareError::Json(e.to_string()))?;
@@ -446,25 +553,71 @@ pub(crate) fn compare_trials_with(
         session,
         ending,
         analysis: Box::new(analysis),
+        counters_from,
     })
 }
 
-/// The verdict from everything stored for `benchmark`, showing only `variants`,
-/// baseline first, in the given order.
+/// Which stored runs and counters of the variants the verdict may use.
+struct Selection<'a> {
+    session: i64,
+    ids: &'a [i64],
+    identities: &'a [Option<String>],
+    pooling: Pooling,
+}
+
+/// The verdict from what is stored for `benchmark` of the series `series` says (runs
+/// of the same program, or all of them, or this session's), showing only `variants`,
+/// baseline first, in the given order; and where counters not taken in this session
+/// come from.
 fn verdict(
     store: &Store,
     benchmark: &str,
     variants: &[Variant],
-) -> Result<BenchmarkAnalysis, CompareError> {
+    series: &Selection<'_>,
+) -> Result<(BenchmarkAnalysis, Vec<CountersOrigin>), CompareError> {
     let contents = store.load()?;
-    let bench = contents
+    let mut bench = contents
         .benchmarks
-        .iter()
+        .into_iter()
         .find(|b| b.name == benchmark)
         .ok_or_else(|| {
             CompareError::Request("the benchmark just stored is missing from the store".into())
         })?;
-    let mut analysis = analysis::analyze_benchmark(bench, stats::BOOTSTRAP_RESAMPLES);
+    let mut counters_from = Vec::new();
+    for sv in &mut bench.variants {
+        let Some(i) = series.ids.iter().position(|&id| id == sv.id) else {
+            continue;
+        };
+        let identity = series.identities[i].as_deref();
+        let of_run = store.run_identities(sv.id)?;
+        sv.runs.retain(|r| match series.pooling {
+            Pooling::Pool => true,
+            Pooling::Fresh => r.session == series.session,
+            Pooling::NewSeries => {
+                of_run.get(&(r.session, r.seq)).map(|x| x.as_deref()) == Some(identity)
+            }
+        });
+        let counted = match series.pooling {
+            // The latest counters of the variant, whatever it ran.
+            Pooling::Pool => store.latest_counters(sv.id)?,
+            _ => store.counters_of(sv.id, identity)?,
+        }
+        .filter(|c| series.pooling != Pooling::Fresh || c.session == series.session);
+        sv.counters = match counted {
+            Some(c) => {
+                if c.session != series.session && !c.counters.is_empty() {
+                    counters_from.push(CountersOrigin {
+                        variant: sv.variant.name.clone(),
+                        session: c.session,
+                        started_unix: c.started_unix,
+                    });
+                }
+                c.counters
+            }
+            None => Vec::new(),
+        };
+    }
+    let mut analysis = analysis::analyze_benchmark(&bench, stats::BOOTSTRAP_RESAMPLES);
     let order: Vec<usize> = variants
         .iter()
         .filter_map(|v| analysis.variants.iter().position(|a| a.name == v.name))
@@ -479,5 +632,5 @@ fn verdict(
         analysis.baseline = variants[0].name.clone();
         analysis::compare_with_baseline(&mut analysis.variants, stats::BOOTSTRAP_RESAMPLES);
     }
-    Ok(analysis)
+    Ok((analysis, counters_from))
 }

@@ -87,6 +87,12 @@ pub enum CounterError {
         status: String,
         stderr: String,
     },
+    /// The counted command was ended by Ctrl-C: not a failure of the command.
+    #[error("variant '{variant}': counting with {source_name} was interrupted (Ctrl-C)")]
+    Interrupted {
+        variant: String,
+        source_name: &'static str,
+    },
     #[error("{source_name}: cannot read its output {path}: {reason}")]
     Parse {
         source_name: &'static str,
@@ -332,6 +338,12 @@ impl Source for PerfStat {
         ];
         full.extend(argv.iter().cloned());
         let (status, stderr) = run_capturing(&full, run.plan)?;
+        if runner::ended_by_ctrl_c(&status) {
+            return Err(CounterError::Interrupted {
+                variant: variant.into(),
+                source_name: "perf stat",
+            });
+        }
         if !status.success() {
             return Err(CounterError::Failed {
                 variant: variant.into(),
@@ -440,6 +452,12 @@ impl Source for Cachegrind {
         ];
         full.extend(argv.iter().cloned());
         let (status, mut stderr) = run_capturing(&full, run.plan)?;
+        if runner::ended_by_ctrl_c(&status) {
+            return Err(CounterError::Interrupted {
+                variant: variant.into(),
+                source_name: "cachegrind",
+            });
+        }
         if !status.success() {
             if stderr.contains("debuginfo reader") {
                 stderr.push_str(

@@ -248,6 +248,13 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
+/// Whether a command ended because the user pressed Ctrl-C: the terminal signals the
+/// whole process group, so the command dies of SIGINT (or exits 130, as shells do).
+pub fn ended_by_ctrl_c(status: &ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(libc::SIGINT) || status.code() == Some(130)
+}
+
 /// CPU time of all waited-for children so far (user, system), in seconds.
 pub fn children_cpu() -> (f64, f64) {
     // SAFETY: getrusage only writes the struct we pass.
@@ -291,7 +298,6 @@ pub(crate) enum Exec {
 /// Runs `argv` once as `plan` says, with stdin closed, stdout discarded (or shown) and
 /// stderr captured in `err`.
 pub(crate) fn exec(argv: &[String], plan: &Plan, err: &mut File) -> std::io::Result<Exec> {
-    use std::os::unix::process::ExitStatusExt;
     err.set_len(0)?;
     err.seek(SeekFrom::Start(0))?;
     let mut cmd = plan.command(argv)?;
@@ -318,7 +324,7 @@ pub(crate) fn exec(argv: &[String], plan: &Plan, err: &mut File) -> std::io::Res
             sys_s: s1 - s0,
             started_unix,
         })
-    } else if status.signal() == Some(libc::SIGINT) || status.code() == Some(130) {
+    } else if ended_by_ctrl_c(&status) {
         Ok(Exec::Interrupted)
     } else {
         Ok(Exec::Failed {

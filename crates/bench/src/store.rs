@@ -12,8 +12,10 @@ use crate::metric::{Better, Metric};
 use crate::runner::{RunResult, Variant};
 use crate::warning::Warning;
 
-/// 2 added `run_metrics`; a version-1 store is upgraded in place (the table is added).
-const SCHEMA_VERSION: i32 = 2;
+/// 2 added `run_metrics`; 3 added `identity` to `runs` and `counters` (what the command
+/// ran: see [`crate::identity`]). Older stores are upgraded in place; their runs keep a
+/// NULL identity, unknown, which pools only with itself.
+const SCHEMA_VERSION: i32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -41,6 +43,27 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: String,
+    /// Set when opening upgraded the store from a version without identities: how many
+    /// runs it held (their identity is unknown).
+    upgraded_runs: Option<usize>,
+}
+
+/// The runs of a variant stored with one identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// `None`: unknown (stored before identities were, or nothing to identify).
+    pub identity: Option<String>,
+    pub runs: usize,
+    /// The latest session with runs of this identity.
+    pub last_session: i64,
+}
+
+/// Counters stored for a variant in one session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionCounters {
+    pub session: i64,
+    pub started_unix: f64,
+    pub counters: Vec<Counter>,
 }
 
 /// A stored timed run.
@@ -127,8 +150,12 @@ impl Store {
             path: p.clone(),
             source,
         })?;
-        let s = Store { conn, path: p };
-        s.init()?;
+        let mut s = Store {
+            conn,
+            path: p,
+            upgraded_runs: None,
+        };
+        s.upgraded_runs = s.init()?;
         Ok(s)
     }
 
@@ -155,13 +182,19 @@ impl Store {
         if version == SCHEMA_VERSION {
             conn.busy_timeout(std::time::Duration::from_secs(10))
                 .map_err(sql)?;
-            return Ok(Store { conn, path: p });
+            return Ok(Store {
+                conn,
+                path: p,
+                upgraded_runs: None,
+            });
         }
         drop(conn);
         Store::open(path)
     }
 
-    fn init(&self) -> Result<(), StoreError> {
+    /// Creates or upgrades the tables; `Some(runs)` when it upgraded a store from a
+    /// version without identities.
+    fn init(&self) -> Result<Option<usize>, StoreError> {
         let e = self.err();
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
@@ -170,7 +203,7 @@ impl Store {
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(&e)?;
-        if version != 0 && version != 1 && version != SCHEMA_VERSION {
+        if !(0..=SCHEMA_VERSION).contains(&version) {
             return Err(StoreError::Version {
                 path: self.path.clone(),
                 found: version,
@@ -203,14 +236,16 @@ impl Store {
                     wall_s REAL NOT NULL,
                     user_s REAL NOT NULL,
                     sys_s REAL NOT NULL,
-                    started REAL NOT NULL);
+                    started REAL NOT NULL,
+                    identity TEXT);
                  CREATE TABLE IF NOT EXISTS counters (
                     id INTEGER PRIMARY KEY,
                     session INTEGER NOT NULL REFERENCES sessions(id),
                     variant INTEGER NOT NULL REFERENCES variants(id),
                     name TEXT NOT NULL,
                     value REAL NOT NULL,
-                    source TEXT NOT NULL);
+                    source TEXT NOT NULL,
+                    identity TEXT);
                  CREATE TABLE IF NOT EXISTS counter_sources (
                     session INTEGER NOT NULL REFERENCES sessions(id),
                     source TEXT NOT NULL,
@@ -232,10 +267,44 @@ impl Store {
                     summary TEXT NOT NULL);",
             )
             .map_err(&e)?;
+        let mut upgraded = None;
+        if version != 0 && version < 3 {
+            for table in ["runs", "counters"] {
+                if !self.has_column(table, "identity")? {
+                    self.conn
+                        .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN identity TEXT"))
+                        .map_err(self.err())?;
+                }
+            }
+            let runs: i64 = self
+                .conn
+                .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+                .map_err(self.err())?;
+            upgraded = Some(runs as usize);
+        }
         self.conn
             .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
-            .map_err(&e)?;
-        Ok(())
+            .map_err(self.err())?;
+        Ok(upgraded)
+    }
+
+    fn has_column(&self, table: &str, column: &str) -> Result<bool, StoreError> {
+        let mut st = self
+            .conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(self.err())?;
+        let names = st
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(self.err())?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(self.err())?;
+        Ok(names.iter().any(|n| n == column))
+    }
+
+    /// When opening upgraded an older store: how many runs it held, whose program is
+    /// unknown (stored before kfdo recorded it).
+    pub fn upgraded_runs(&self) -> Option<usize> {
+        self.upgraded_runs
     }
 
     pub fn path(&self) -> &str {
@@ -314,13 +383,149 @@ impl Store {
         rows.collect::<Result<Vec<f64>, _>>().map_err(&e)
     }
 
-    /// Commits one finished run and its metrics (one transaction: durable at once).
+    /// Timings stored for a variant with this identity (all sessions, or only those
+    /// after `after_session`).
+    pub fn wall_times_of(
+        &self,
+        variant_id: i64,
+        identity: Option<&str>,
+        after_session: i64,
+    ) -> Result<Vec<f64>, StoreError> {
+        let e = self.err();
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT wall_s FROM runs WHERE variant = ?1 AND identity IS ?2 AND session > ?3
+                 ORDER BY id",
+            )
+            .map_err(&e)?;
+        let rows = st
+            .query_map(params![variant_id, identity, after_session], |r| r.get(0))
+            .map_err(&e)?;
+        rows.collect::<Result<Vec<f64>, _>>().map_err(&e)
+    }
+
+    /// The identities of a variant's stored runs, the most recently used first.
+    pub fn series(&self, variant_id: i64) -> Result<Vec<Series>, StoreError> {
+        let e = self.err();
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT identity, COUNT(*), MAX(session) FROM runs WHERE variant = ?1
+                 GROUP BY identity ORDER BY MAX(session) DESC",
+            )
+            .map_err(&e)?;
+        let rows = st
+            .query_map([variant_id], |r| {
+                Ok(Series {
+                    identity: r.get(0)?,
+                    runs: r.get::<_, i64>(1)? as usize,
+                    last_session: r.get(2)?,
+                })
+            })
+            .map_err(&e)?;
+        rows.collect::<Result<_, _>>().map_err(&e)
+    }
+
+    /// The identity of each stored run of a variant, by (session, seq).
+    pub fn run_identities(
+        &self,
+        variant_id: i64,
+    ) -> Result<std::collections::HashMap<(i64, i64), Option<String>>, StoreError> {
+        let e = self.err();
+        let mut st = self
+            .conn
+            .prepare("SELECT session, seq, identity FROM runs WHERE variant = ?1")
+            .map_err(&e)?;
+        let rows = st
+            .query_map([variant_id], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
+            .map_err(&e)?;
+        rows.collect::<Result<_, _>>().map_err(&e)
+    }
+
+    /// The counters of a variant from the latest session that counted it.
+    pub fn latest_counters(&self, variant_id: i64) -> Result<Option<SessionCounters>, StoreError> {
+        self.counters_where(variant_id, None, false)
+    }
+
+    /// The counters of a variant from the latest session that counted this identity.
+    pub fn counters_of(
+        &self,
+        variant_id: i64,
+        identity: Option<&str>,
+    ) -> Result<Option<SessionCounters>, StoreError> {
+        self.counters_where(variant_id, identity, true)
+    }
+
+    /// The latest session's counters of a variant, of `identity` if `match_identity`.
+    fn counters_where(
+        &self,
+        variant_id: i64,
+        identity: Option<&str>,
+        match_identity: bool,
+    ) -> Result<Option<SessionCounters>, StoreError> {
+        let e = self.err();
+        let found: Option<(i64, f64)> = self
+            .conn
+            .query_row(
+                "SELECT c.session, s.started FROM counters c JOIN sessions s ON s.id = c.session
+                 WHERE c.variant = ?1 AND (c.identity IS ?2 OR NOT ?3)
+                 ORDER BY c.session DESC LIMIT 1",
+                params![variant_id, identity, match_identity],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(&e)?;
+        let Some((session, started_unix)) = found else {
+            return Ok(None);
+        };
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT name, value, source FROM counters WHERE variant = ?1 AND session = ?2
+                 AND (identity IS ?3 OR NOT ?4) ORDER BY id",
+            )
+            .map_err(&e)?;
+        let counters = st
+            .query_map(
+                params![variant_id, session, identity, match_identity],
+                |r| {
+                    Ok(Counter {
+                        name: r.get(0)?,
+                        value: r.get(1)?,
+                        source: r.get(2)?,
+                    })
+                },
+            )
+            .map_err(&e)?
+            .collect::<Result<_, _>>()
+            .map_err(&e)?;
+        Ok(Some(SessionCounters {
+            session,
+            started_unix,
+            counters,
+        }))
+    }
+
+    /// Commits one finished run and its metrics (one transaction: durable at once), its
+    /// program's identity unknown.
     pub fn add_run(&self, session: i64, variant_id: i64, r: &RunResult) -> Result<(), StoreError> {
+        self.add_run_of(session, variant_id, r, None)
+    }
+
+    /// [`Store::add_run`], with the identity of what the run ran.
+    pub fn add_run_of(
+        &self,
+        session: i64,
+        variant_id: i64,
+        r: &RunResult,
+        identity: Option<&str>,
+    ) -> Result<(), StoreError> {
         let e = self.err();
         let tx = self.conn.unchecked_transaction().map_err(&e)?;
         tx.execute(
-            "INSERT INTO runs (session, variant, seq, wall_s, user_s, sys_s, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![session, variant_id, r.seq as i64, r.wall_s, r.user_s, r.sys_s, r.started_unix],
+            "INSERT INTO runs (session, variant, seq, wall_s, user_s, sys_s, started, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![session, variant_id, r.seq as i64, r.wall_s, r.user_s, r.sys_s, r.started_unix, identity],
         )
         .map_err(&e)?;
         let run = tx.last_insert_rowid();
@@ -340,12 +545,23 @@ impl Store {
         variant_id: i64,
         counters: &[Counter],
     ) -> Result<(), StoreError> {
+        self.add_counters_of(session, variant_id, counters, None)
+    }
+
+    /// [`Store::add_counters`], with the identity of what the counted run ran.
+    pub fn add_counters_of(
+        &self,
+        session: i64,
+        variant_id: i64,
+        counters: &[Counter],
+        identity: Option<&str>,
+    ) -> Result<(), StoreError> {
         let e = self.err();
         for c in counters {
             self.conn
                 .execute(
-                    "INSERT INTO counters (session, variant, name, value, source) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![session, variant_id, c.name, c.value, c.source],
+                    "INSERT INTO counters (session, variant, name, value, source, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![session, variant_id, c.name, c.value, c.source, identity],
                 )
                 .map_err(&e)?;
         }
@@ -376,6 +592,18 @@ impl Store {
             )
             .map_err(self.err())?;
         Ok(())
+    }
+
+    /// How many timed runs a session holds.
+    pub fn session_runs(&self, session: i64) -> Result<usize, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE session = ?1",
+                [session],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(self.err())
     }
 
     pub fn finish_session(&self, session: i64, status: &str) -> Result<(), StoreError> {
@@ -668,6 +896,59 @@ mod tests {
         assert_eq!(bm.sessions.len(), 2);
         assert_eq!(bm.sessions[0].status, "running");
         assert_eq!(bm.sessions[1].status, "complete");
+    }
+
+    #[test]
+    fn a_version_2_store_gains_identities_its_runs_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.db");
+        let v = Variant::new("P", "./prog");
+        {
+            // A store as version 2 wrote it: runs and counters without an identity.
+            let s = Store::open(&path).unwrap();
+            s.conn
+                .execute_batch(
+                    "DROP TABLE runs; DROP TABLE counters;
+                     CREATE TABLE runs (id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+                       variant INTEGER NOT NULL, seq INTEGER NOT NULL, wall_s REAL NOT NULL,
+                       user_s REAL NOT NULL, sys_s REAL NOT NULL, started REAL NOT NULL);
+                     CREATE TABLE counters (id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+                       variant INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL,
+                       source TEXT NOT NULL);
+                     PRAGMA user_version = 2;",
+                )
+                .unwrap();
+            let sess = s.begin_session("b", &(), &()).unwrap();
+            let id = s.variant("b", &v).unwrap();
+            for i in 0..2 {
+                s.conn
+                    .execute(
+                        "INSERT INTO runs (session, variant, seq, wall_s, user_s, sys_s, started)
+                         VALUES (?1, ?2, ?3, 1.0, 1.0, 0.0, 1.0)",
+                        params![sess, id, i],
+                    )
+                    .unwrap();
+            }
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.upgraded_runs(), Some(2));
+        let sess = s.begin_session("b", &(), &()).unwrap();
+        let id = s.variant("b", &v).unwrap();
+        s.add_run_of(sess, id, &run(0, 2.0), Some("build-id:aa"))
+            .unwrap();
+        let series = s.series(id).unwrap();
+        assert_eq!(
+            series
+                .iter()
+                .map(|x| (x.identity.as_deref(), x.runs, x.last_session))
+                .collect::<Vec<_>>(),
+            [(Some("build-id:aa"), 1, sess), (None, 2, 1)]
+        );
+        assert_eq!(s.wall_times_of(id, None, 0).unwrap(), [1.0, 1.0]);
+        assert_eq!(s.wall_times_of(id, Some("build-id:aa"), 0).unwrap(), [2.0]);
+        // Opened again, it is current: nothing more to say.
+        drop(s);
+        assert_eq!(Store::open(&path).unwrap().upgraded_runs(), None);
     }
 
     #[test]

@@ -319,6 +319,13 @@ impl Emulated {
         }
     }
 
+    fn interrupted(run: &CountedRun<'_>) -> CounterError {
+        CounterError::Interrupted {
+            variant: run.variant.into(),
+            source_name: NAME,
+        }
+    }
+
     /// A program that exec'd another one was only partly counted.
     fn exec_error(run: &CountedRun<'_>, what: &str, stderr: String) -> CounterError {
         Emulated::fail(
@@ -372,6 +379,9 @@ impl Emulated {
                 Some(s) => ExitStatus::from_raw(s),
                 None => ExitStatus::from_raw((outcome.exit_code & 0xff) << 8),
             };
+            if runner::ended_by_ctrl_c(&st) {
+                return Err(Emulated::interrupted(run));
+            }
             return Err(Emulated::fail(run, runner::describe_status(&st), stderr));
         }
         if let Some(w) = outcome.warnings.iter().find(|w| w.contains("exec call")) {
@@ -405,6 +415,9 @@ impl Emulated {
             .stderr(err.try_clone()?)
             .status()?;
         let stderr = runner::tail_of(&mut err, 2000)?;
+        if runner::ended_by_ctrl_c(&status) {
+            return Err(Emulated::interrupted(run));
+        }
         if !status.success() {
             return Err(Emulated::fail(
                 run,

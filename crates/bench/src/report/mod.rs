@@ -79,6 +79,25 @@ pub fn base64(data: &[u8]) -> String {
     out
 }
 
+/// A moment (seconds since the Unix epoch) as `YYYY-MM-DD HH:MM UTC`.
+pub fn fmt_utc(unix: f64) -> String {
+    let t = unix as libc::time_t;
+    // SAFETY: gmtime_r reads `t` and writes only the struct we pass; all-zero bytes are
+    // a valid `tm`.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::gmtime_r(&t, &mut tm) }.is_null() {
+        return format!("{unix:.0} s after the epoch");
+    }
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min
+    )
+}
+
 /// A duration for people: µs, ms or s with 3-4 significant digits.
 pub fn fmt_time(s: f64) -> String {
     if !s.is_finite() {
@@ -161,6 +180,12 @@ pub fn fmt_speed(ratio: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(fmt_utc(0.0), "1970-01-01 00:00 UTC");
+        assert_eq!(fmt_utc(1_795_765_260.0), "2026-11-27 07:41 UTC");
+    }
 
     #[test]
     fn escaping() {

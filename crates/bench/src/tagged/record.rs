@@ -113,12 +113,14 @@ pub fn record_tag(
         )],
         settings: vec![(TAG_KEY.into(), req.tag.clone().into())],
         notes: unknown_id.into_iter().collect(),
+        ..SessionExtras::default()
     };
     let mut outcome = compare::compare_with(&compare_req, stop, on_event, &extras)?;
     if let CompareOutcome::Complete {
         session,
         ending,
         analysis,
+        ..
     } = &mut outcome
     {
         // The verdict of the tag alone: the benchmark's other tags ran in other boots,

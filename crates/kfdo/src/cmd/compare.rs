@@ -4,11 +4,13 @@
 //! measured in separate boots).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
 use kfdo_bench::compare::{self, CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
+use kfdo_bench::kept;
+use kfdo_bench::pooling::Pooling;
 use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
 use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
@@ -83,6 +85,13 @@ pub struct Args {
     /// Show the commands' standard output (discarded by default).
     #[arg(long)]
     show_output: bool,
+    /// Pool this run with every earlier run of the same names, even of another program
+    /// (by default a command whose program changed starts a new series).
+    #[arg(long, conflicts_with_all = ["fresh", "tag", "baseline_tag"])]
+    pool: bool,
+    /// Ignore every earlier run and counter in the store: the verdict from this run only.
+    #[arg(long, conflicts_with_all = ["tag", "baseline_tag"])]
+    fresh: bool,
 }
 
 /// What the options ask for.
@@ -198,10 +207,10 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
         json: args.json.clone(),
         force: args.force_tag,
     };
-    let stop = stop_on_ctrl_c();
+    let (stop, session) = stop_on_ctrl_c(args.store.clone());
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
-    let done = tagged::record_tag(&req, &stop, &mut progress(g, &pb, &store));
+    let done = tagged::record_tag(&req, &stop, &mut progress(g, &pb, &store, &session));
     pb.finish_and_clear();
     let done = done?;
     g.info(format!(
@@ -249,41 +258,107 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         store: args.store.clone(),
         json: args.json.clone(),
     };
-    let stop = stop_on_ctrl_c();
+    let (stop, session) = stop_on_ctrl_c(args.store.clone());
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
-    let outcome = compare::compare(&req, &stop, &mut progress(g, &pb, &store));
+    let pooling = match (args.pool, args.fresh) {
+        (true, _) => Pooling::Pool,
+        (_, true) => Pooling::Fresh,
+        _ => Pooling::NewSeries,
+    };
+    let outcome = compare::compare_pooled(
+        &req,
+        pooling,
+        &stop,
+        &mut progress(g, &pb, &store, &session),
+    );
     pb.finish_and_clear();
     Ok(finish(outcome?, &args, g))
 }
 
-/// A stop flag set by Ctrl-C; a second Ctrl-C leaves at once (the store already holds
-/// every finished run).
-fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+/// A stop flag set by Ctrl-C, and the session it stops (set when the comparison has
+/// started one); a second Ctrl-C leaves at once, marking the session interrupted (the
+/// store already holds every finished run).
+fn stop_on_ctrl_c(store: PathBuf) -> (Arc<AtomicBool>, Arc<AtomicI64>) {
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
+    let session = Arc::new(AtomicI64::new(0));
+    let (flag, current) = (stop.clone(), session.clone());
     let pressed = AtomicBool::new(false);
     let _ = ctrlc::set_handler(move || {
         if pressed.swap(true, Ordering::SeqCst) {
+            match current.load(Ordering::SeqCst) {
+                0 => eprintln!("kfdo compare: stopped at once by a second Ctrl-C, before any run"),
+                id => eprintln!("kfdo compare: {}", kept::abandon(&store, id)),
+            }
             std::process::exit(130);
         }
         flag.store(true, Ordering::SeqCst);
     });
-    stop
+    (stop, session)
 }
 
-/// What a running comparison shows: lines on stderr, the rest on the spinner.
+/// What a running comparison shows: lines on stderr, the rest on the spinner; without
+/// a spinner (stderr is not a terminal: a log, `2>&1 | tee`), a plain line per finished
+/// run, at most one a second, so a long comparison is seen to go on.
 fn progress<'a>(
     g: &'a Global,
     pb: &'a indicatif::ProgressBar,
     store: &'a str,
+    session: &'a AtomicI64,
 ) -> impl FnMut(CompareEvent<'_>) + 'a {
-    move |ev| match ev {
+    let mut plain = (pb.is_hidden() && !g.quiet).then(|| PlainLines::new(1.0));
+    move |ev| {
+        if let CompareEvent::Started { session: id, .. } = ev {
+            session.store(id, Ordering::SeqCst);
+        }
+        if let (Some(p), Some(line)) = (&mut plain, ev.progress_line()) {
+            p.print(line);
+        }
+        show(g, pb, store, ev)
+    }
+}
+
+/// Progress lines for a log: the first of each phase at once, then at most one per
+/// `every_s` seconds (a line per run of a 1 ms command would drown the log).
+struct PlainLines {
+    every: std::time::Duration,
+    last: Option<(std::time::Instant, &'static str)>,
+}
+
+impl PlainLines {
+    fn new(every_s: f64) -> PlainLines {
+        PlainLines {
+            every: std::time::Duration::from_secs_f64(every_s),
+            last: None,
+        }
+    }
+
+    fn print(&mut self, (phase, line): (&'static str, String)) {
+        if self
+            .last
+            .is_some_and(|(t, p)| p == phase && t.elapsed() < self.every)
+        {
+            return;
+        }
+        self.last = Some((std::time::Instant::now(), phase));
+        eprintln!("{line}");
+    }
+}
+
+fn show(g: &Global, pb: &indicatif::ProgressBar, store: &str, ev: CompareEvent<'_>) {
+    match ev {
         CompareEvent::CounterNote(n) => g.info(format!("counters: {n}")),
+        // Loud even with --quiet: the verdict is not on the runs it was before.
+        CompareEvent::SeriesChanged(change) => eprintln!("kfdo compare: {change}"),
+        CompareEvent::StoreUpgraded { runs } => g.info(format!(
+            "kfdo compare: results store {store} upgraded: runs now record the program they \
+             ran; its {runs} earlier run(s) did not, so they form a series of their own"
+        )),
         CompareEvent::Started {
             benchmark,
             variants,
             prior_runs,
+            ..
         } => g.info(format!(
             "kfdo compare: benchmark '{benchmark}', {variants} variant(s), store {store}{}",
             if prior_runs > 0 {
@@ -325,27 +400,19 @@ fn progress<'a>(
 fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
     let store = args.store.display();
     match outcome {
-        CompareOutcome::Interrupted {
-            finished,
-            while_counting: false,
-            ..
-        } => {
-            eprintln!(
-                "kfdo compare: interrupted; {finished} finished run(s) are kept in {store} (`kfdo report --store {store}` shows them)"
-            );
+        CompareOutcome::Interrupted(kept) => {
+            eprintln!("kfdo compare: {kept}; `kfdo report --store {store}` shows them");
             130
         }
-        CompareOutcome::Interrupted {
-            while_counting: true,
+        CompareOutcome::Complete {
+            analysis,
+            counters_from,
             ..
         } => {
-            eprintln!(
-                "kfdo compare: interrupted while counting; the timed runs are kept in {store}"
-            );
-            130
-        }
-        CompareOutcome::Complete { analysis, .. } => {
             print!("{}", text::summary(&analysis));
+            for origin in &counters_from {
+                println!("  ({origin})");
+            }
             for w in &analysis.warnings {
                 g.info(format!("warning: {w}"));
             }
