@@ -239,16 +239,23 @@ pub fn emulated_counters(file: &kfdo_record::CountersFile) -> Vec<Counter> {
     // At most 28 characters, the width of `kfdo compare`'s name column;
     // the line and page sizes are in the source's description.
     let itlb = format!("iTLB misses (model {}-entry)", m.itlb_entries);
-    let rows = |d: &kfdo_record::DomainCounts| {
+    // The kernel maps its text with large pages, and the model does too: its rows say so,
+    // since a 4 KiB-page figure for kernel code would be one the hardware never sees.
+    let kernel_itlb = format!(
+        "iTLB misses (model {}-entry, {} pages)",
+        m.itlb_entries,
+        size(m.itlb_kernel_page)
+    );
+    let rows = |d: &kfdo_record::DomainCounts, itlb: &str| {
         [
             ("instructions".to_string(), d.instructions),
             ("taken branches".to_string(), d.taken_branches),
             ("conditional branches".to_string(), d.conditional_branches),
             (l1i.clone(), d.l1i_misses),
-            (itlb.clone(), d.itlb_misses),
+            (itlb.to_string(), d.itlb_misses),
         ]
     };
-    let mut out: Vec<Counter> = rows(&file.total.user)
+    let mut out: Vec<Counter> = rows(&file.total.user, &itlb)
         .into_iter()
         .map(|(name, v)| Counter {
             name,
@@ -258,7 +265,7 @@ pub fn emulated_counters(file: &kfdo_record::CountersFile) -> Vec<Counter> {
         .collect();
     if file.total.kernel.instructions > 0 {
         out.extend(
-            rows(&file.total.kernel)
+            rows(&file.total.kernel, &kernel_itlb)
                 .into_iter()
                 .map(|(name, v)| Counter {
                     name: format!("kernel {name}"),
@@ -281,13 +288,15 @@ impl Source for Emulated {
              per variant under QEMU user mode (qemu-x86_64 or qemu-aarch64, as the program's ELF \
              header says), the program and the processes it forks: \
              instructions and taken / conditional branches are exact user-mode counts; L1i misses \
-             ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages) come from an LRU \
-             model, not this CPU; deterministic (the same binary and input give the same numbers)",
+             ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages for user code, {} \
+             for kernel text) come from an LRU model, not this CPU; deterministic (the same binary \
+             and input give the same numbers)",
             size(m.l1i_size),
             m.l1i_ways,
             m.l1i_line,
             m.itlb_entries,
-            size(m.itlb_page)
+            size(m.itlb_page),
+            size(m.itlb_kernel_page)
         )
     }
     fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
@@ -528,7 +537,12 @@ mod tests {
         assert_eq!(c[0].value, 1000.0);
         assert!(c.iter().all(|x| x.source == "emulated"));
         file.total.kernel.instructions = 5;
-        assert_eq!(emulated_counters(&file)[5].name, "kernel instructions");
+        let with_kernel = emulated_counters(&file);
+        assert_eq!(with_kernel[5].name, "kernel instructions");
+        assert_eq!(
+            with_kernel[9].name,
+            "kernel iTLB misses (model 64-entry, 2M pages)"
+        );
     }
 
     /// A real run under QEMU (kfdo-testkit decides when qemu-x86_64 is missing): the
