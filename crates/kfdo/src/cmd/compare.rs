@@ -161,6 +161,14 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    if let Some(json) = &args.json {
+        // The store is read (earlier runs are pooled) and appended to: the verdict must
+        // not replace it.
+        kfdo_outfile::refuse_overwriting_inputs(
+            &[kfdo_outfile::Out::new("--json", json)],
+            &[&args.store],
+        )?;
+    }
     match mode(&args)? {
         Mode::Commands => run_commands(args, g),
         Mode::RecordTag { tag, command } => record_tag(&args, tag, command, g),

@@ -57,6 +57,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    refuse_overwriting_inputs(&args)?;
     let req = HeatmapRequest {
         time_buckets: args.time_buckets,
         address_buckets: args.address_buckets,
@@ -108,4 +109,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         done.svg.display()
     ));
     Ok(0)
+}
+
+/// Refuses, before reading anything, an output (the picture, its SVG, the JSON, the
+/// store it adds to) that is the binary or the recording.
+fn refuse_overwriting_inputs(args: &Args) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let svg = args.output.with_extension("svg");
+    let mut outputs = vec![Out::new("-o", &args.output), Out::new("-o", &svg)];
+    outputs.extend(args.json.as_deref().map(|j| Out::new("--json", j)));
+    outputs.extend(args.store.as_deref().map(|s| Out::new("--store", s)));
+    let inputs: [&std::path::Path; 2] = [&args.binary, &args.perf_data];
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }

@@ -89,6 +89,7 @@ enum OutFormat {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    refuse_overwriting_inputs(&a)?;
     if let Some(n) = a.threads.filter(|&n| n > 0) {
         // The global pool is built on first use, so nothing has started it yet.
         rayon::ThreadPoolBuilder::new()
@@ -216,6 +217,38 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
     Ok(0)
+}
+
+/// Refuses, before reading anything, an output that is one of the inputs (`-o p.data`
+/// for `--perf-data p.data` would replace the recording with its profile).
+fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(o) = &a.output {
+        match a.format {
+            OutFormat::Propeller if !a.raw => {
+                let (cc, ld) = kfdo_convert::propeller_paths(o);
+                outputs.extend([("-o", cc), ("-o", ld)]);
+            }
+            _ => outputs.push(("-o", o.clone())),
+        }
+    }
+    if let Some(r) = &a.raw_out {
+        outputs.push(("--raw-out", r.clone()));
+    }
+    let outputs: Vec<kfdo_outfile::Out> = outputs
+        .iter()
+        .map(|(opt, p)| kfdo_outfile::Out::new(opt, p))
+        .collect();
+    let inputs: Vec<&Path> = std::iter::once(&a.binary)
+        .chain(&a.perf_data)
+        .chain(&a.perf_script)
+        .chain(&a.raw_in)
+        .chain(&a.from_raw)
+        .chain(&a.module)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }
 
 /// `--raw-out`: one host's raw Parquet file instead of a profile.

@@ -1,7 +1,7 @@
 //! `kfdo raw`: tools for raw Parquet files: the canonical dump, and a simulated fleet
 //! split from one recording.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kfdo_rawfleet::split::{split, SplitOptions};
 
@@ -67,6 +67,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             kfdo_rawfleet::dump::dump(&file, &mut lock)?;
         }
         Command::Split(s) => {
+            refuse_overwriting_inputs(&s)?;
             let started = std::time::Instant::now();
             let opts = SplitOptions {
                 binary: s.binary,
@@ -95,4 +96,24 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Refuses, before reading anything, a split whose files would replace the binary or
+/// the recording (`PREFIX-NNNN.parquet` and `PREFIX-NNNN-2.parquet` in the directory).
+fn refuse_overwriting_inputs(s: &SplitArgs) -> anyhow::Result<()> {
+    let files: Vec<PathBuf> = (0..s.hosts)
+        .flat_map(|h| {
+            ["", "-2"].map(|second| {
+                s.out
+                    .join(format!("{}-{h:04}{second}.parquet", s.host_prefix))
+            })
+        })
+        .collect();
+    let outputs: Vec<kfdo_outfile::Out> = std::iter::once(&s.out)
+        .chain(&files)
+        .map(|p| kfdo_outfile::Out::new("--out", p))
+        .collect();
+    let inputs: [&Path; 2] = [&s.binary, &s.perf_data];
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }

@@ -6,8 +6,8 @@ use crate::output::Global;
 use anyhow::bail;
 use kfdo_record::hardware::Method;
 use kfdo_record::{KernelBoot, RecordRequest, Recorded, SystemScope, Target};
-use std::ffi::OsString;
-use std::path::PathBuf;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -123,6 +123,7 @@ impl MethodArg {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    refuse_overwriting_inputs(&a)?;
     let target = if a.emulated_kernel {
         let Some(kernel) = a.kernel.clone() else {
             bail!("--emulated-kernel needs --kernel IMAGE (arch/x86/boot/bzImage, arch/arm64/boot/Image)");
@@ -195,6 +196,46 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         Recorded::Hardware { .. } => {}
     }
     Ok(recorded.exit_code())
+}
+
+/// Refuses, before anything runs, an output (the perf.data, the counters, the guest
+/// console) that is the program being recorded, one of its arguments that names a
+/// file, or a kernel input: `-o prog -- ./prog` would replace the program.
+fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let console = a.output.with_extension("console.txt");
+    let mut outputs = vec![Out::new("-o", &a.output)];
+    outputs.extend(a.counters.as_deref().map(|c| Out::new("--counters", c)));
+    if !a.module.is_empty() {
+        outputs.push(Out::new("-o", &console));
+    }
+    let program = a.command.first().and_then(|p| program_path(p));
+    let words: Vec<PathBuf> = a.command.iter().map(PathBuf::from).collect();
+    let inputs: Vec<&Path> = program
+        .iter()
+        .chain(&words)
+        .chain(&a.kernel)
+        .chain(&a.initrd)
+        .chain(&a.vmlinux)
+        .chain(&a.module)
+        .chain(&a.qemu)
+        .chain(&a.qemu_system)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
+}
+
+/// The file a command word runs: itself when it names a path, else the first match on
+/// PATH, as the shell finds it.
+fn program_path(word: &OsStr) -> Option<PathBuf> {
+    if word.as_encoded_bytes().contains(&b'/') {
+        return Some(PathBuf::from(word));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(word))
+        .find(|p| p.is_file())
 }
 
 fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {

@@ -27,6 +27,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    refuse_overwriting_inputs(&args)?;
     let req = ReportRequest {
         store: args.store,
         output: args.output,
@@ -49,4 +50,24 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     ));
     println!("{}", done.index.display());
     Ok(0)
+}
+
+/// Refuses, before reading anything, an output (the directory, its index.html and
+/// report.md, the JSON) that is the store or one of the profiles.
+fn refuse_overwriting_inputs(args: &Args) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let index = args.output.join("index.html");
+    let md = args.output.join("report.md");
+    let mut outputs = vec![
+        Out::new("-o", &args.output),
+        Out::new("-o", &index),
+        Out::new("-o", &md),
+    ];
+    outputs.extend(args.json.as_deref().map(|j| Out::new("--json", j)));
+    let inputs: Vec<&std::path::Path> = std::iter::once(&args.store)
+        .chain(&args.profiles)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }
