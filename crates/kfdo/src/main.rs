@@ -52,6 +52,7 @@ enum Command {
 }
 
 fn main() {
+    end_quietly_on_a_closed_pipe();
     let cli = Cli::parse();
     let global = output::Global { quiet: cli.quiet };
     let result = match cli.command {
@@ -75,6 +76,18 @@ fn main() {
             eprintln!("kfdo: error: {}", render_error(&e));
             std::process::exit(1);
         }
+    }
+}
+
+/// `kfdo ... | head -1`: when the reader of stdout goes away, end as other Unix tools
+/// do (killed by SIGPIPE, silently) instead of panicking in `println!` on EPIPE. Rust
+/// ignores SIGPIPE at start-up; this restores the default. Child processes get the
+/// default anyway (std resets it before exec), and kfdo writes to no other pipe.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler (no code runs in signal
+    // context); it is called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
