@@ -2,6 +2,7 @@
 //! `cmd/<name>.rs` and calls into the library crates, which do the work.
 
 mod cmd;
+mod json_out;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -53,7 +54,9 @@ enum Command {
 
 fn main() {
     end_quietly_on_a_closed_pipe();
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(json_out::rewrite_old_json_spelling(
+        std::env::args_os().collect(),
+    ));
     let global = output::Global { quiet: cli.quiet };
     let result = match cli.command {
         Command::Profile(a) => cmd::profile::run(a, &global),

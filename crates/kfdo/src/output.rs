@@ -17,6 +17,11 @@ impl Global {
         }
     }
 
+    /// An old spelling that still works for one release (see [`deprecation_note`]).
+    pub fn deprecated(&self, old: &str, new: &str) {
+        deprecation_note(old, new);
+    }
+
     /// A spinner/progress bar drawn only when stderr is a terminal and not `--quiet`.
     pub fn progress(&self, len: Option<u64>, msg: &str) -> indicatif::ProgressBar {
         if self.quiet || !std::io::stderr().is_terminal() {
@@ -35,4 +40,10 @@ impl Global {
         pb.set_message(msg.to_string());
         pb
     }
+}
+
+/// Says what replaces an old spelling that still works for one release; printed even
+/// with `--quiet`, since the scripts that use it are what must change.
+pub fn deprecation_note(old: &str, new: &str) {
+    eprintln!("kfdo: note: `{old}` is deprecated; use `{new}`");
 }

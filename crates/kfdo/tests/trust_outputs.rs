@@ -114,14 +114,14 @@ fn record_refuses_counters_over_an_argument_file() {
         kfdo()
             .args(["record", "--method", "emulated", "-o"])
             .arg(&perf_data)
-            .arg("--counters")
+            .arg("--counters-out")
             .arg(&input)
             .args(["--", "cat"])
             .arg(&input),
         &input,
         &input,
     );
-    assert!(e.contains("choose another --counters"), "{e}");
+    assert!(e.contains("choose another --counters-out"), "{e}");
     assert!(!perf_data.exists(), "nothing is recorded");
 }
 
@@ -175,7 +175,7 @@ fn heatmap_and_report_refuse_to_write_over_their_inputs() {
             .arg(&store)
             .arg("-o")
             .arg(dir.path())
-            .arg("--json")
+            .arg("--json-out")
             .arg(&store),
         &store,
         &store,

@@ -13,6 +13,7 @@ use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
 use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
 
+use crate::json_out::{JsonArgs, JsonSink};
 use crate::output::Global;
 
 #[derive(clap::Args)]
@@ -74,9 +75,8 @@ pub struct Args {
     /// Results store (SQLite), appended to.
     #[arg(long, value_name = "FILE.db", default_value = "kfdo-bench.db")]
     store: PathBuf,
-    /// Also write the verdict as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArgs,
     /// Shell that runs each command (`SHELL -c CMD`), or `none` to split on whitespace and exec directly.
     #[arg(long, value_name = "SHELL", default_value = "sh")]
     shell: String,
@@ -161,40 +161,54 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    if let Some(json) = &args.json {
+    let json = args.json.sink()?;
+    if let Some(file) = json.user_file() {
         // The store is read (earlier runs are pooled) and appended to: the verdict must
         // not replace it.
         kfdo_outfile::refuse_overwriting_inputs(
-            &[kfdo_outfile::Out::new("--json", json)],
+            &[kfdo_outfile::Out::new("--json-out", file)],
             &[&args.store],
         )?;
     }
     match mode(&args)? {
-        Mode::Commands => run_commands(args, g),
-        Mode::RecordTag { tag, command } => record_tag(&args, tag, command, g),
-        Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, g),
+        Mode::Commands => run_commands(args, &json, g),
+        Mode::RecordTag { tag, command } => record_tag(&args, tag, command, &json, g),
+        Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, &json, g),
     }
 }
 
-fn compare_tags(args: &Args, baseline: String, tag: String, g: &Global) -> anyhow::Result<i32> {
+fn compare_tags(
+    args: &Args,
+    baseline: String,
+    tag: String,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let done = tagged::compare_tags(&TagCompareRequest {
         store: args.store.clone(),
         baseline,
         tag,
         benchmark: args.benchmark.clone(),
-        json: args.json.clone(),
+        json: json.path(),
     })?;
-    print!("{}", done.summary());
+    json.text_summary(&done.summary(), g);
     for w in &done.analysis.warnings {
         g.info(format!("warning: {w}"));
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = json.user_file() {
         g.info(format!("wrote {}", path.display()));
     }
+    json.print()?;
     Ok(0)
 }
 
-fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::Result<i32> {
+fn record_tag(
+    args: &Args,
+    tag: String,
+    command: String,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let req = TagRequest {
         tag,
         command,
@@ -203,7 +217,7 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
         plan: plan(args)?,
         counters: args.counters,
         store: args.store.clone(),
-        json: args.json.clone(),
+        json: json.path(),
         force: args.force_tag,
     };
     let stop = stop_on_ctrl_c();
@@ -222,10 +236,10 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
             n => format!(" (runs added to {n} earlier session(s) of the tag)"),
         }
     ));
-    Ok(finish(done.outcome, args, g))
+    finish(done.outcome, args, json, g)
 }
 
-fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
+fn run_commands(args: Args, json: &JsonSink, g: &Global) -> anyhow::Result<i32> {
     if args.names.len() > args.commands.len() {
         anyhow::bail!(
             "{} --name given for {} command(s); give one name per command, in order",
@@ -255,14 +269,14 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         plan: plan(&args)?,
         counters: args.counters,
         store: args.store.clone(),
-        json: args.json.clone(),
+        json: json.path(),
     };
     let stop = stop_on_ctrl_c();
     let pb = g.progress(None, "compare");
     let store = args.store.display().to_string();
     let outcome = compare::compare(&req, &stop, &mut progress(g, &pb, &store));
     pb.finish_and_clear();
-    Ok(finish(outcome?, &args, g))
+    finish(outcome?, &args, json, g)
 }
 
 /// A stop flag set by Ctrl-C; a second Ctrl-C leaves at once (the store already holds
@@ -330,7 +344,12 @@ fn progress<'a>(
 }
 
 /// Prints how a run comparison ended; its exit status.
-fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
+fn finish(
+    outcome: CompareOutcome,
+    args: &Args,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let store = args.store.display();
     match outcome {
         CompareOutcome::Interrupted {
@@ -341,7 +360,7 @@ fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
             eprintln!(
                 "kfdo compare: interrupted; {finished} finished run(s) are kept in {store} (`kfdo report --store {store}` shows them)"
             );
-            130
+            Ok(130)
         }
         CompareOutcome::Interrupted {
             while_counting: true,
@@ -350,17 +369,18 @@ fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
             eprintln!(
                 "kfdo compare: interrupted while counting; the timed runs are kept in {store}"
             );
-            130
+            Ok(130)
         }
         CompareOutcome::Complete { analysis, .. } => {
-            print!("{}", text::summary(&analysis));
+            json.text_summary(&text::summary(&analysis), g);
             for w in &analysis.warnings {
                 g.info(format!("warning: {w}"));
             }
-            if let Some(path) = &args.json {
+            if let Some(path) = json.user_file() {
                 g.info(format!("wrote {}", path.display()));
             }
-            0
+            json.print()?;
+            Ok(0)
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::output::Global;
 use anyhow::bail;
 use kfdo_record::hardware::Method;
-use kfdo_record::{KernelBoot, RecordRequest, Recorded, SystemScope, Target};
+use kfdo_record::{KernelBoot, RecordRequest, Recorded, StdStream, SystemScope, Target};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -25,17 +25,27 @@ pub struct Args {
     depth: u32,
     /// Also write emulated counters (instructions, branches, L1i / iTLB misses) as JSON.
     #[arg(long, value_name = "FILE")]
+    counters_out: Option<PathBuf>,
+    /// The old spelling of --counters-out (`--counters` names a counter source
+    /// elsewhere, as in `kfdo compare`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        hide = true,
+        conflicts_with = "counters_out"
+    )]
     counters: Option<PathBuf>,
-    /// L1i model for --counters: SIZE:WAYS:LINE in bytes.
+    /// L1i model for --counters-out: SIZE:WAYS:LINE in bytes.
     #[arg(long, value_name = "SIZE:WAYS:LINE", default_value = "32768:8:64")]
     l1i: String,
-    /// iTLB model for --counters: ENTRIES:PAGE_SIZE.
+    /// iTLB model for --counters-out: ENTRIES:PAGE_SIZE.
     #[arg(long, value_name = "ENTRIES:PAGE", default_value = "64:4096")]
     itlb: String,
     /// The QEMU user-mode emulator to use.
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
-    /// Print a JSON summary on stdout.
+    /// Print a JSON summary on stdout; the recorded program's stdout then goes to
+    /// stderr, so that stdout carries only the JSON.
     #[arg(long)]
     json: bool,
     /// Record the whole system with hardware perf (-a) for this long.
@@ -122,7 +132,11 @@ impl MethodArg {
     }
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
+    if let Some(old) = a.counters.take() {
+        g.deprecated("--counters FILE", "--counters-out FILE");
+        a.counters_out = Some(old);
+    }
     refuse_overwriting_inputs(&a)?;
     let target = if a.emulated_kernel {
         let Some(kernel) = a.kernel.clone() else {
@@ -167,7 +181,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let mut req = RecordRequest::new(target, a.output.clone());
     req.period = a.period;
     req.depth = a.depth;
-    req.counters = a.counters.clone();
+    req.counters = a.counters_out.clone();
+    if a.json {
+        // Stdout carries the JSON alone: the program's output would corrupt it.
+        req.child.stdio.stdout = StdStream::file(stderr_file()?);
+    }
     req.cache = cache_model(&a)?;
     req.qemu = a.qemu.clone();
     req.handle_signals = true;
@@ -193,7 +211,25 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     match &recorded {
         Recorded::Emulated(out) => print_emulated(&a, out, g)?,
         Recorded::Kernel(out) => print_kernel(&a, out, g)?,
-        Recorded::Hardware { .. } => {}
+        Recorded::Hardware {
+            method,
+            command,
+            exit_code,
+        } => {
+            if a.json {
+                let j = serde_json::json!({
+                    "method": method.name(),
+                    "output": a.output,
+                    "exit_code": exit_code,
+                    "period": a.period,
+                    "perf_command": command
+                        .iter()
+                        .map(|w| w.to_string_lossy())
+                        .collect::<Vec<_>>(),
+                });
+                println!("{}", serde_json::to_string_pretty(&j)?);
+            }
+        }
     }
     Ok(recorded.exit_code())
 }
@@ -205,7 +241,11 @@ fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
     use kfdo_outfile::Out;
     let console = a.output.with_extension("console.txt");
     let mut outputs = vec![Out::new("-o", &a.output)];
-    outputs.extend(a.counters.as_deref().map(|c| Out::new("--counters", c)));
+    outputs.extend(
+        a.counters_out
+            .as_deref()
+            .map(|c| Out::new("--counters-out", c)),
+    );
     if !a.module.is_empty() {
         outputs.push(Out::new("-o", &console));
     }
@@ -236,6 +276,16 @@ fn program_path(word: &OsStr) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(word))
         .find(|p| p.is_file())
+}
+
+/// This process's stderr as a file, for the program's stdout under --json.
+fn stderr_file() -> anyhow::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| anyhow::anyhow!("cannot duplicate stderr for the program's output: {e}"))?;
+    Ok(std::fs::File::from(fd))
 }
 
 fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
@@ -276,7 +326,7 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
     if let Some(n) = out.windows {
         g.info(format!("kfdo record: {n} measurement window(s) recorded"));
     }
-    if let Some(c) = &a.counters {
+    if let Some(c) = &a.counters_out {
         g.info(format!("kfdo record: counters -> {}", c.display()));
     }
     if a.json {
