@@ -3,19 +3,19 @@
 //! the same document to a file. `--json FILE.json` (the spelling of compare, heatmap
 //! and report before) still means `--json-out FILE.json`, with a deprecation note.
 
-use crate::output::{deprecation_note, Global};
+use crate::output::Global;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The commands whose `--json` took a FILE before.
 const OLD_JSON_FILE_COMMANDS: [&str; 3] = ["compare", "heatmap", "report"];
 
-/// Rewrites the old `--json FILE` of compare, heatmap and report to `--json-out FILE`,
-/// with the deprecation note. `--json` followed by a word is the old spelling only when
+/// Rewrites the old `--json FILE` of compare, heatmap and report to `--json-out FILE`;
+/// true when it did (the caller prints the deprecation note). `--json` followed by a word is the old spelling only when
 /// the word names a JSON file (`*.json`) or is joined by `=`: any other word after the
 /// switch is the command's own argument (a command to compare, a perf.data), never a
 /// file to write over.
-pub fn rewrite_old_json_spelling(args: Vec<OsString>) -> Vec<OsString> {
+pub fn rewrite_old_json_spelling(args: Vec<OsString>) -> (Vec<OsString>, bool) {
     let is_global = |a: &OsString| a == "-q" || a == "--quiet";
     let Some(sub) = args
         .iter()
@@ -23,11 +23,12 @@ pub fn rewrite_old_json_spelling(args: Vec<OsString>) -> Vec<OsString> {
         .position(|a| !is_global(a))
         .map(|i| i + 1)
     else {
-        return args;
+        return (args, false);
     };
     if !OLD_JSON_FILE_COMMANDS.iter().any(|c| args[sub] == *c) {
-        return args;
+        return (args, false);
     }
+    let mut rewritten = false;
     let mut out: Vec<OsString> = args[..=sub].to_vec();
     let mut rest = args[sub + 1..].iter().peekable();
     while let Some(a) = rest.next() {
@@ -37,7 +38,7 @@ pub fn rewrite_old_json_spelling(args: Vec<OsString>) -> Vec<OsString> {
             break;
         }
         if let Some(file) = a.to_str().and_then(|s| s.strip_prefix("--json=")) {
-            deprecation_note("--json FILE", "--json-out FILE");
+            rewritten = true;
             out.push(format!("--json-out={file}").into());
             continue;
         }
@@ -46,14 +47,14 @@ pub fn rewrite_old_json_spelling(args: Vec<OsString>) -> Vec<OsString> {
                 .is_some_and(|s| !s.starts_with('-') && s.to_ascii_lowercase().ends_with(".json"))
         };
         if a == "--json" && rest.peek().is_some_and(names_json_file) {
-            deprecation_note("--json FILE", "--json-out FILE");
+            rewritten = true;
             out.push("--json-out".into());
             out.extend(rest.next().cloned());
             continue;
         }
         out.push(a.clone());
     }
-    out
+    (out, rewritten)
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -137,6 +138,7 @@ mod tests {
             .map(OsString::from)
             .collect();
         rewrite_old_json_spelling(args)
+            .0
             .into_iter()
             .skip(1)
             .map(|a| a.into_string().unwrap())

@@ -54,10 +54,13 @@ enum Command {
 
 fn main() {
     end_quietly_on_a_closed_pipe();
-    let cli = Cli::parse_from(json_out::rewrite_old_json_spelling(
-        std::env::args_os().collect(),
-    ));
+    let (args, old_json_spelling) =
+        json_out::rewrite_old_json_spelling(std::env::args_os().collect());
+    let cli = Cli::parse_from(args);
     let global = output::Global { quiet: cli.quiet };
+    if old_json_spelling {
+        global.deprecated("--json FILE", "--json-out FILE");
+    }
     let result = match cli.command {
         Command::Profile(a) => cmd::profile::run(a, &global),
         Command::Show(a) => cmd::show::run(a, &global),

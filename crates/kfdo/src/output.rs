@@ -17,9 +17,12 @@ impl Global {
         }
     }
 
-    /// An old spelling that still works for one release (see [`deprecation_note`]).
+    /// An old spelling that still works for one release: says what replaces it
+    /// (unless `--quiet`).
     pub fn deprecated(&self, old: &str, new: &str) {
-        deprecation_note(old, new);
+        if !self.quiet {
+            eprintln!("kfdo: note: `{old}` is deprecated; use `{new}`");
+        }
     }
 
     /// A spinner/progress bar drawn only when stderr is a terminal and not `--quiet`.
@@ -40,10 +43,4 @@ impl Global {
         pb.set_message(msg.to_string());
         pb
     }
-}
-
-/// Says what replaces an old spelling that still works for one release; printed even
-/// with `--quiet`, since the scripts that use it are what must change.
-pub fn deprecation_note(old: &str, new: &str) {
-    eprintln!("kfdo: note: `{old}` is deprecated; use `{new}`");
 }
