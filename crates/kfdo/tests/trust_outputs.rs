@@ -181,3 +181,93 @@ fn heatmap_and_report_refuse_to_write_over_their_inputs() {
         &store,
     );
 }
+
+/// Runs `cmd` (whose workload sleeps 30 s) expecting it to fail at once, before the
+/// workload: within 10 s, exit 1, stderr naming `path`. Returns stderr.
+fn fails_before_the_workload(cmd: &mut Command, path: &Path) -> String {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} still running after 10 s: the workload ran before the output was checked"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&path.display().to_string()),
+        "names {}: {stderr}",
+        path.display()
+    );
+    stderr
+}
+
+#[test]
+fn record_checks_its_output_before_running_the_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = fails_before_the_workload(
+        kfdo()
+            .args(["record", "--method", "emulated", "-o"])
+            .arg(dir.path())
+            .args(["--", "sleep", "30"]),
+        dir.path(),
+    );
+    assert!(e.contains("it is a directory"), "{e}");
+    let missing = dir.path().join("no-such-dir/perf.data");
+    let e = fails_before_the_workload(
+        kfdo()
+            .args(["record", "--method", "emulated", "-o"])
+            .arg(&missing)
+            .args(["--", "sleep", "30"]),
+        &missing,
+    );
+    assert!(e.contains("does not exist"), "{e}");
+    let counters = dir.path().join("no-such-dir/counters.json");
+    fails_before_the_workload(
+        kfdo()
+            .args(["record", "--method", "emulated", "-o"])
+            .arg(dir.path().join("perf.data"))
+            .arg("--counters-out")
+            .arg(&counters)
+            .args(["--", "sleep", "30"]),
+        &counters,
+    );
+}
+
+#[test]
+fn compare_checks_its_json_out_before_running_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("no-such-dir/verdict.json");
+    let e = fails_before_the_workload(
+        kfdo()
+            .args([
+                "compare",
+                "--counters",
+                "none",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--store",
+            ])
+            .arg(dir.path().join("bench.db"))
+            .arg("--json-out")
+            .arg(&json)
+            .args(["--", "sleep 30", "sleep 31"]),
+        &json,
+    );
+    assert!(e.contains("does not exist"), "{e}");
+}

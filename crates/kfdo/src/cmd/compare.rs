@@ -164,11 +164,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let json = args.json.sink()?;
     if let Some(file) = json.user_file() {
         // The store is read (earlier runs are pooled) and appended to: the verdict must
-        // not replace it.
-        kfdo_outfile::refuse_overwriting_inputs(
-            &[kfdo_outfile::Out::new("--json-out", file)],
-            &[&args.store],
-        )?;
+        // not replace it. And a verdict that cannot be written is found out before the
+        // runs, not after them.
+        let out = [kfdo_outfile::Out::new("--json-out", file)];
+        kfdo_outfile::refuse_overwriting_inputs(&out, &[&args.store])?;
+        kfdo_outfile::check_writable("--json-out", file)?;
     }
     match mode(&args)? {
         Mode::Commands => run_commands(args, &json, g),

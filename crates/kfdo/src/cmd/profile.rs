@@ -89,7 +89,7 @@ enum OutFormat {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
-    refuse_overwriting_inputs(&a)?;
+    check_outputs(&a)?;
     if let Some(n) = a.threads.filter(|&n| n > 0) {
         // The global pool is built on first use, so nothing has started it yet.
         rayon::ThreadPoolBuilder::new()
@@ -219,9 +219,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Refuses, before reading anything, an output that is one of the inputs (`-o p.data`
-/// for `--perf-data p.data` would replace the recording with its profile).
-fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
+/// Before reading anything (a large recording takes minutes): every output can be
+/// written, and none is one of the inputs (`-o p.data` for `--perf-data p.data` would
+/// replace the recording with its profile).
+fn check_outputs(a: &Args) -> anyhow::Result<()> {
     let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(o) = &a.output {
         match a.format {
@@ -248,6 +249,9 @@ fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
         .map(PathBuf::as_path)
         .collect();
     kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    for out in &outputs {
+        kfdo_outfile::check_writable(out.option, out.path)?;
+    }
     Ok(())
 }
 

@@ -137,7 +137,7 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         g.deprecated("--counters FILE", "--counters-out FILE");
         a.counters_out = Some(old);
     }
-    refuse_overwriting_inputs(&a)?;
+    check_outputs(&a)?;
     let target = if a.emulated_kernel {
         let Some(kernel) = a.kernel.clone() else {
             bail!("--emulated-kernel needs --kernel IMAGE (arch/x86/boot/bzImage, arch/arm64/boot/Image)");
@@ -234,10 +234,11 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
     Ok(recorded.exit_code())
 }
 
-/// Refuses, before anything runs, an output (the perf.data, the counters, the guest
-/// console) that is the program being recorded, one of its arguments that names a
-/// file, or a kernel input: `-o prog -- ./prog` would replace the program.
-fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
+/// Before anything runs (a workload may take hours): every output (the perf.data, the
+/// counters, the guest console) can be written, and none is the program being
+/// recorded, one of its arguments that names a file, or a kernel input (`-o prog --
+/// ./prog` would replace the program).
+fn check_outputs(a: &Args) -> anyhow::Result<()> {
     use kfdo_outfile::Out;
     let console = a.output.with_extension("console.txt");
     let mut outputs = vec![Out::new("-o", &a.output)];
@@ -263,6 +264,9 @@ fn refuse_overwriting_inputs(a: &Args) -> anyhow::Result<()> {
         .map(PathBuf::as_path)
         .collect();
     kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    for out in &outputs {
+        kfdo_outfile::check_writable(out.option, out.path)?;
+    }
     Ok(())
 }
 
