@@ -2,6 +2,7 @@
 //! `cmd/<name>.rs` and calls into the library crates, which do the work.
 
 mod cmd;
+mod counts;
 mod json_out;
 mod output;
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use kfdo_bench::heatmap::{self, input::AddrSource, HeatmapRequest};
 use kfdo_bench::report::fmt_count;
 
+use crate::counts;
 use crate::json_out::JsonArgs;
 use crate::output::Global;
 
@@ -83,10 +84,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let span = &done.span;
     let mut text = format!(
-        "{}: {} of {} samples in text [0x{:x}, 0x{:x}); hot text span ({:.0} %): {} bytes in {} lines of {} bytes, spread over 0x{:x}..0x{:x}",
+        "{}: {}, {}, {} [0x{:x}, 0x{:x}); hot text span ({:.0} %): {} bytes in {} lines of {} bytes, spread over 0x{:x}..0x{:x}",
         done.label,
-        fmt_count(done.samples_in_text as f64),
-        fmt_count(done.samples_total as f64),
+        counts::recorded(done.samples_total),
+        counts::in_binary(done.samples_in_binary, &args.binary),
+        counts::in_text(done.samples_in_text, &args.binary),
         done.text_lo,
         done.text_hi,
         args.hot_fraction * 100.0,

@@ -1,6 +1,7 @@
 //! `kfdo profile`: recordings -> AutoFDO sample profile (LLVM's, or GCC's gcov format;
 //! or the raw aggregate, BOLT's fdata, Propeller's cc and ld profiles).
 
+use crate::counts;
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
 use std::path::{Path, PathBuf};
@@ -143,10 +144,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let summary = outcome?;
     if let Some(b) = &summary.bolt {
         g.info(format!(
-            "kfdo profile: {} samples ({} with branch stacks, {} LBR records) in {} -> {} records \
+            "kfdo profile: {} ({} with branch stacks, {} LBR records) of {} -> {} records \
              of {} functions -> {} (bolt) in {:.2}s; traces: {}, {} not explained by the \
              functions' blocks, {} leaving the binary",
-            b.samples,
+            counts::recorded(b.samples),
             b.samples_with_branches,
             b.lbr_entries,
             a.binary.display(),
@@ -165,10 +166,10 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     }
     if let Some(p) = &summary.propeller {
         g.info(format!(
-            "kfdo profile: {} samples in {} -> {} of {} mapped functions hot, {} hot blocks, \
+            "kfdo profile: {}, {} -> {} of {} mapped functions hot, {} hot blocks, \
              {} functions split; ext-TSP score {:.0} -> {:.0} ({:+.1} %) -> {} and {} in {:.2}s",
-            summary.samples_in_binary(),
-            a.binary.display(),
+            recorded(&summary),
+            counts::in_binary(summary.samples_in_binary(), &a.binary),
             p.hot_functions,
             p.mapped_functions,
             p.hot_blocks,
@@ -193,9 +194,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         return Ok(0);
     }
     g.info(format!(
-        "kfdo profile: {} samples in {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
-        summary.samples_in_binary(),
-        a.binary.display(),
+        "kfdo profile: {}, {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
+        recorded(&summary),
+        counts::in_binary(summary.samples_in_binary(), &a.binary),
         summary.ranges,
         summary.branches,
         if a.raw {
@@ -275,10 +276,8 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
     spinner.finish_and_clear();
     let o = outcome?;
     g.info(format!(
-        "kfdo profile: {} samples of {} (build-id {}, recorder {}) on host {} -> {} rows -> {} \
-         in {:.2}s",
-        o.samples,
-        a.binary.display(),
+        "kfdo profile: {} (build-id {}, recorder {}) on host {} -> {} rows -> {} in {:.2}s",
+        counts::in_binary(u64::try_from(o.samples).unwrap_or(0), &a.binary),
         if o.build_id.is_empty() {
             "none"
         } else {
@@ -302,4 +301,10 @@ fn this_hostname() -> Option<String> {
         .filter_map(|f| std::fs::read_to_string(f).ok())
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty())
+}
+
+/// "N samples recorded (all processes)": the recordings' samples, of every process
+/// (raw inputs hold only the binary's: then their count).
+fn recorded(summary: &kfdo_convert::ProfileOutcome) -> String {
+    counts::recorded(summary.inputs.iter().map(|s| s.samples).sum())
 }

@@ -319,8 +319,8 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
         g.info(format!("kfdo record: warning: {w}"));
     }
     g.info(format!(
-        "kfdo record: {} samples ({} taken branches at period {}), {} executable mappings, {} process(es) -> {}",
-        out.samples,
+        "kfdo record: {} ({} taken branches at period {}), {} executable mappings, {} process(es) -> {}",
+        crate::counts::recorded(out.samples),
         out.branches,
         a.period,
         out.mmaps,
@@ -357,8 +357,15 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
         g.info(format!("kfdo record: warning: {w}"));
     }
     g.info(format!(
-        "kfdo record: {} kernel samples at period {} -> {}",
-        out.samples,
+        "kfdo record: {} samples recorded ({}) at period {} -> {}",
+        crate::counts::grouped(out.samples),
+        if a.user_only {
+            "user mode"
+        } else if a.kernel_and_user {
+            "kernel and user mode"
+        } else {
+            "kernel mode"
+        },
         a.period,
         out.output.display()
     ));
