@@ -86,6 +86,7 @@ pub(crate) fn profile_bolt(
         functions: profile.functions(),
         total_samples: profile.fdata.total(),
         build: None,
+        locations_with_discriminators: None,
         modules: Vec::new(),
         bolt: Some(BoltSummary {
             samples: s.samples,

@@ -4,6 +4,7 @@
 mod cmd;
 mod counts;
 mod json_out;
+mod next;
 mod output;
 
 use clap::{Parser, Subcommand};

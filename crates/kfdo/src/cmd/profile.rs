@@ -2,6 +2,7 @@
 //! or the raw aggregate, BOLT's fdata, Propeller's cc and ld profiles).
 
 use crate::counts;
+use crate::next;
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
 use std::path::{Path, PathBuf};
@@ -159,10 +160,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             b.invalid_traces,
             b.long_range_traces
         ));
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&summary)?);
-        }
-        return Ok(0);
+        return finish(&a, &req, &summary, g);
     }
     if let Some(p) = &summary.propeller {
         g.info(format!(
@@ -188,10 +186,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 p.ambiguous_functions
             ));
         }
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&summary)?);
-        }
-        return Ok(0);
+        return finish(&a, &req, &summary, g);
     }
     g.info(format!(
         "kfdo profile: {}, {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
@@ -214,8 +209,39 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             m.module, m.functions, m.total_samples
         ));
     }
+    finish(&a, &req, &summary, g)
+}
+
+/// What reads the profile (and, for a sample profile of a binary without
+/// discriminators, what is lost), then the JSON summary with the same `next`.
+fn finish(
+    a: &Args,
+    req: &ProfileRequest,
+    summary: &kfdo_convert::ProfileOutcome,
+    g: &Global,
+) -> anyhow::Result<i32> {
+    let next = next::consume(&next::Written {
+        format: req.format,
+        kernel: req.kernel,
+        binary: &a.binary,
+        output: &req.output,
+        propeller: summary
+            .propeller
+            .as_ref()
+            .map(|p| (p.cc_profile.as_str(), p.ld_profile.as_str())),
+    });
+    g.info(format!("kfdo profile: next: {next}"));
+    let llvm = matches!(req.format, OutputFormat::Extbinary | OutputFormat::Text);
+    if llvm && summary.locations_with_discriminators == Some(0) {
+        g.info(format!(
+            "kfdo profile: note: {}",
+            next::discriminators_note(&a.binary)
+        ));
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let mut j = serde_json::to_value(summary)?;
+        j["next"] = serde_json::Value::String(next);
+        println!("{}", serde_json::to_string_pretty(&j)?);
     }
     Ok(0)
 }
@@ -289,8 +315,18 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
         o.output,
         o.seconds
     ));
+    let mut flags: Vec<String> = Vec::new();
+    if a.kernel {
+        flags.push("--kernel".into());
+    }
+    let next = next::from_raw_command(&flags, &a.binary, path);
+    g.info(format!(
+        "kfdo profile: next: {next} (or `kfdo merge-raw` with other hosts' files)"
+    ));
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&o)?);
+        let mut j = serde_json::to_value(&o)?;
+        j["next"] = serde_json::Value::String(next);
+        println!("{}", serde_json::to_string_pretty(&j)?);
     }
     Ok(0)
 }

@@ -208,14 +208,16 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
             }
             _ => anyhow::Error::new(e),
         })?;
+    let next = next_step(&a, &recorded);
     match &recorded {
-        Recorded::Emulated(out) => print_emulated(&a, out, g)?,
-        Recorded::Kernel(out) => print_kernel(&a, out, g)?,
+        Recorded::Emulated(out) => print_emulated(&a, out, &next, g)?,
+        Recorded::Kernel(out) => print_kernel(&a, out, &next, g)?,
         Recorded::Hardware {
             method,
             command,
             exit_code,
         } => {
+            g.info(format!("kfdo record: next: {next}"));
             if a.json {
                 let j = serde_json::json!({
                     "method": method.name(),
@@ -226,12 +228,58 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
                         .iter()
                         .map(|w| w.to_string_lossy())
                         .collect::<Vec<_>>(),
+                    "next": next,
                 });
                 println!("{}", serde_json::to_string_pretty(&j)?);
             }
         }
     }
     Ok(recorded.exit_code())
+}
+
+/// The `kfdo profile` line for this recording: the program it ran (the vmlinux and
+/// modules for a kernel), `--ip-only` for samples without branch stacks. A whole-system
+/// recording of user code names no one program: BIN stands for the one to profile.
+fn next_step(a: &Args, recorded: &Recorded) -> String {
+    let program = || {
+        a.command
+            .first()
+            .map(|w| program_path(w).unwrap_or_else(|| PathBuf::from(w)))
+    };
+    let placeholder = || PathBuf::from("BIN");
+    let vmlinux = || {
+        a.vmlinux
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("vmlinux"))
+    };
+    let mut flags: Vec<String> = Vec::new();
+    let binary = match recorded {
+        Recorded::Kernel(_) if a.user_only => placeholder(),
+        Recorded::Kernel(_) => {
+            flags.push("--kernel".into());
+            for m in &a.module {
+                flags.push("--module".into());
+                flags.push(m.to_string_lossy().into_owned());
+            }
+            vmlinux()
+        }
+        Recorded::Emulated(_) => program().unwrap_or_else(placeholder),
+        Recorded::Hardware { method, .. } => {
+            if *method == Method::Ip {
+                flags.push("--ip-only".into());
+            }
+            if !a.system {
+                program().unwrap_or_else(placeholder)
+            } else if a.kernel_only {
+                flags.push("--kernel".into());
+                vmlinux()
+            } else {
+                placeholder()
+            }
+        }
+    };
+    let profile = crate::next::profile_path(&binary, &a.output);
+    crate::next::profile_command(&flags, &binary, &a.output, &profile)
 }
 
 /// Before anything runs (a workload may take hours): every output (the perf.data, the
@@ -314,12 +362,17 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
     Ok(m)
 }
 
-fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> anyhow::Result<()> {
+fn print_emulated(
+    a: &Args,
+    out: &kfdo_record::RecordOutcome,
+    next: &str,
+    g: &Global,
+) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
     g.info(format!(
-        "kfdo record: {} ({} taken branches at period {}), {} executable mappings, {} process(es) -> {}",
+        "kfdo record: {}; {} taken branches at period {}, {} executable mappings, {} process(es) -> {}",
         crate::counts::recorded(out.samples),
         out.branches,
         a.period,
@@ -333,8 +386,10 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
     if let Some(c) = &a.counters_out {
         g.info(format!("kfdo record: counters -> {}", c.display()));
     }
+    g.info(format!("kfdo record: next: {next}"));
     if a.json {
         let j = serde_json::json!({
+            "next": next,
             "windows": out.windows,
             "method": "emulated",
             "output": out.output,
@@ -352,7 +407,12 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
     Ok(())
 }
 
-fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyhow::Result<()> {
+fn print_kernel(
+    a: &Args,
+    out: &kfdo_record::SystemOutcome,
+    next: &str,
+    g: &Global,
+) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
@@ -386,8 +446,10 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
             out.output.with_extension("console.txt").display()
         ));
     }
+    g.info(format!("kfdo record: next: {next}"));
     if a.json {
         let j = serde_json::json!({
+            "next": next,
             "windows": out.windows,
             "method": "emulated-kernel",
             "output": out.output,
