@@ -221,3 +221,38 @@ fn a_binary_without_discriminators_is_told_to_add_debug_info_for_profiling() {
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["locations_with_discriminators"].as_u64(), Some(0));
 }
+
+#[test]
+fn raw_out_prints_the_from_raw_line_and_it_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build("lz.c", dir.path(), &[]);
+    let data = dir.path().join("lz.data");
+    record_emulated(&bin, &["20000"], &data);
+    let parquet = dir.path().join("host.parquet");
+    let o = run_ok(
+        kfdo()
+            .args(["profile", "--host", "h", "--binary"])
+            .arg(&bin)
+            .arg("--perf-data")
+            .arg(&data)
+            .arg("--raw-out")
+            .arg(&parquet),
+    );
+    let line = next_line(&stderr(&o), "kfdo profile");
+    let command = line
+        .split(" (or ")
+        .next()
+        .unwrap_or_else(|| panic!("{line}"));
+    let profile = dir.path().join("lz.afdo");
+    assert_eq!(
+        command,
+        format!(
+            "kfdo profile --binary {} --from-raw {} -o {}",
+            bin.display(),
+            parquet.display(),
+            profile.display()
+        )
+    );
+    run_kfdo_line(command, dir.path());
+    assert!(profile.is_file());
+}

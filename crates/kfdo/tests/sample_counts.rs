@@ -63,6 +63,23 @@ fn record_profile_and_heatmap_name_each_count_alike() {
         "profile: {prof_err}"
     );
 
+    // --raw-out's summary counts the same two, in the same words.
+    let (raw, raw_err) = json_and_stderr(&run_ok(
+        kfdo()
+            .args(["profile", "--json", "--host", "h", "--binary"])
+            .arg(&bin)
+            .arg("--perf-data")
+            .arg(&data)
+            .arg("--raw-out")
+            .arg(dir.path().join("lz.parquet")),
+    ));
+    assert_eq!(raw["samples_recorded"].as_u64(), Some(recorded));
+    assert_eq!(raw["samples"].as_u64(), Some(in_binary));
+    assert!(
+        raw_err.contains(&format!("{recorded_words}, {in_binary_words} (build-id")),
+        "profile --raw-out: {raw_err}"
+    );
+
     let (heat, heat_err) = json_and_stderr(&run_ok(
         kfdo()
             .args(["heatmap", "--json", "--binary"])

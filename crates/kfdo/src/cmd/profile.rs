@@ -302,7 +302,8 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
     spinner.finish_and_clear();
     let o = outcome?;
     g.info(format!(
-        "kfdo profile: {} (build-id {}, recorder {}) on host {} -> {} rows -> {} in {:.2}s",
+        "kfdo profile: {}, {} (build-id {}, recorder {}) on host {} -> {} rows -> {} in {:.2}s",
+        counts::recorded(o.samples_recorded),
         counts::in_binary(u64::try_from(o.samples).unwrap_or(0), &a.binary),
         if o.build_id.is_empty() {
             "none"
