@@ -63,6 +63,24 @@ fn record_profile_and_heatmap_name_each_count_alike() {
         "profile: {prof_err}"
     );
 
+    // BOLT's summary counts the same two, in the same words.
+    let (bolt, bolt_err) = json_and_stderr(&run_ok(
+        kfdo()
+            .args(["profile", "--json", "--format", "bolt", "--binary"])
+            .arg(&bin)
+            .arg("--perf-data")
+            .arg(&data)
+            .arg("-o")
+            .arg(dir.path().join("lz.fdata")),
+    ));
+    assert_eq!(bolt["bolt"]["samples"].as_u64(), Some(recorded));
+    assert_eq!(bolt["bolt"]["samples_in_binary"].as_u64(), Some(in_binary));
+    assert!(
+        bolt_err.contains(&recorded_words)
+            && bolt_err.contains(&format!("), {in_binary_words} ->")),
+        "profile --format bolt: {bolt_err}"
+    );
+
     // --raw-out's summary counts the same two, in the same words.
     let (raw, raw_err) = json_and_stderr(&run_ok(
         kfdo()

@@ -145,13 +145,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let summary = outcome?;
     if let Some(b) = &summary.bolt {
         g.info(format!(
-            "kfdo profile: {} ({} with branch stacks, {} LBR records) of {} -> {} records \
+            "kfdo profile: {} ({} with branch stacks, {} LBR records), {} -> {} records \
              of {} functions -> {} (bolt) in {:.2}s; traces: {}, {} not explained by the \
              functions' blocks, {} leaving the binary",
             counts::recorded(b.samples),
             b.samples_with_branches,
             b.lbr_entries,
-            a.binary.display(),
+            counts::in_binary(b.samples_in_binary, &a.binary),
             b.records,
             summary.functions,
             output.display(),
