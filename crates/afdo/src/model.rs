@@ -244,6 +244,18 @@ impl Profile {
         self.functions.get_mut(name).expect("just inserted")
     }
 
+    /// Body locations with a non-zero discriminator, inlinees included: none means the
+    /// binary was built without discriminators (clang's -fdebug-info-for-profiling).
+    pub fn locations_with_discriminators(&self) -> usize {
+        let mut n = 0;
+        for f in self.functions.values() {
+            f.visit(&mut |fs, _| {
+                n += fs.body.keys().filter(|l| l.discriminator != 0).count();
+            });
+        }
+        n
+    }
+
     /// Merge `other` into this profile (counts add, saturating), like
     /// `llvm-profdata merge --sample`.
     pub fn merge(&mut self, other: &Profile) {

@@ -12,6 +12,8 @@ use crate::profile::{Input, ProfileError, ProfileOutcome, ProfileRequest};
 pub struct BoltSummary {
     pub samples: u64,
     pub samples_with_branches: u64,
+    /// Samples with a branch record from or to the binary.
+    pub samples_in_binary: u64,
     pub lbr_entries: u64,
     pub traces: u64,
     /// Traces the functions' blocks cannot explain ("mismatching disassembled function
@@ -86,10 +88,12 @@ pub(crate) fn profile_bolt(
         functions: profile.functions(),
         total_samples: profile.fdata.total(),
         build: None,
+        locations_with_discriminators: None,
         modules: Vec::new(),
         bolt: Some(BoltSummary {
             samples: s.samples,
             samples_with_branches: s.samples_with_branches,
+            samples_in_binary: s.samples_in_binary,
             lbr_entries: s.traces.lbr_entries,
             traces: s.traces.traces,
             invalid_traces: s.traces.invalid_traces,

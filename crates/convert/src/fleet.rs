@@ -33,7 +33,10 @@ pub struct RawOutOutcome {
     pub recorder: String,
     pub window_start_ns: i64,
     pub window_end_ns: i64,
+    /// The binary's samples (the file's `samples`).
     pub samples: i64,
+    /// Every sample the recordings hold, of every process.
+    pub samples_recorded: u64,
     pub rows: usize,
     pub seconds: f64,
 }
@@ -107,6 +110,7 @@ pub fn write_raw_parquet(
         window_start_ns: info.window_start_ns,
         window_end_ns: info.window_end_ns,
         samples: info.samples,
+        samples_recorded: stats.iter().map(|s| s.samples).sum(),
         rows: n,
         seconds: started.elapsed().as_secs_f64(),
     })

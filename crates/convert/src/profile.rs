@@ -116,6 +116,9 @@ pub struct ProfileOutcome {
     pub functions: usize,
     pub total_samples: u64,
     pub build: Option<BuildStats>,
+    /// A sample profile's locations with a discriminator (0: the binary has none; it
+    /// was built without -fdebug-info-for-profiling); `None` for other formats.
+    pub locations_with_discriminators: Option<usize>,
     /// Each module of `ProfileRequest::modules`: what it added.
     pub modules: Vec<ModuleOutcome>,
     /// `--format bolt`: the traces and records.
@@ -233,6 +236,7 @@ pub fn profile(
         functions: 0,
         total_samples: 0,
         build: None,
+        locations_with_discriminators: None,
         modules: Vec::new(),
         bolt: None,
         propeller: None,
@@ -259,6 +263,7 @@ pub fn profile(
             outcome.functions = profile.len();
             outcome.total_samples = profile.total();
             outcome.build = Some(stats);
+            outcome.locations_with_discriminators = Some(profile.locations_with_discriminators());
         }
         (_, None) => unreachable!("the symbolizer is opened for every symbolized format"),
     }

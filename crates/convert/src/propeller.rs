@@ -90,6 +90,7 @@ pub(crate) fn profile_propeller(
         functions: s.cfg.hot_functions,
         total_samples: s.cfg.branch_weight,
         build: None,
+        locations_with_discriminators: None,
         modules: Vec::new(),
         bolt: None,
         propeller: Some(PropellerSummary {

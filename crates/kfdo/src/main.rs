@@ -2,6 +2,9 @@
 //! `cmd/<name>.rs` and calls into the library crates, which do the work.
 
 mod cmd;
+mod counts;
+mod json_out;
+mod next;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -52,8 +55,14 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    end_quietly_on_a_closed_pipe();
+    let (args, old_json_spelling) =
+        json_out::rewrite_old_json_spelling(std::env::args_os().collect());
+    let cli = Cli::parse_from(args);
     let global = output::Global { quiet: cli.quiet };
+    if old_json_spelling {
+        global.deprecated("--json FILE", "--json-out FILE");
+    }
     let result = match cli.command {
         Command::Profile(a) => cmd::profile::run(a, &global),
         Command::Show(a) => cmd::show::run(a, &global),
@@ -75,6 +84,18 @@ fn main() {
             eprintln!("kfdo: error: {}", render_error(&e));
             std::process::exit(1);
         }
+    }
+}
+
+/// `kfdo ... | head -1`: when the reader of stdout goes away, end as other Unix tools
+/// do (killed by SIGPIPE, silently) instead of panicking in `println!` on EPIPE. Rust
+/// ignores SIGPIPE at start-up; this restores the default. Child processes get the
+/// default anyway (std resets it before exec), and kfdo writes to no other pipe.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler (no code runs in signal
+    // context); it is called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

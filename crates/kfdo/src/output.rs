@@ -17,6 +17,14 @@ impl Global {
         }
     }
 
+    /// An old spelling that still works for one release: says what replaces it
+    /// (unless `--quiet`).
+    pub fn deprecated(&self, old: &str, new: &str) {
+        if !self.quiet {
+            eprintln!("kfdo: note: `{old}` is deprecated; use `{new}`");
+        }
+    }
+
     /// A spinner/progress bar drawn only when stderr is a terminal and not `--quiet`.
     pub fn progress(&self, len: Option<u64>, msg: &str) -> indicatif::ProgressBar {
         if self.quiet || !std::io::stderr().is_terminal() {

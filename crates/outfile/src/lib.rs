@@ -7,6 +7,12 @@
 //! which open(2) applies), not tempfile's 0600. Errors name the file or directory and
 //! what to check.
 
+mod inputs;
+mod writable;
+
+pub use inputs::{refuse_output_inside_input_dirs, refuse_overwriting_inputs, Out};
+pub use writable::check_writable;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 

@@ -54,7 +54,11 @@ pub struct Input {
     pub text_hi: u64,
     /// Functions with samples, hottest first.
     pub functions: Vec<HotFunction>,
+    /// Samples recorded, of every process.
     pub samples_total: u64,
+    /// Samples of the binary, counted as `kfdo profile` counts them: a branch record
+    /// from or to the binary, or (no branch stack) the IP in it.
+    pub samples_in_binary: u64,
     /// Samples (or branch targets) that fell in the binary's text.
     pub samples_in_text: u64,
     pub build_id: Option<String>,
@@ -89,6 +93,7 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
     let target = TargetBinary::new(&bin, None, kernel);
     let mut points = Vec::new();
     let mut samples_total = 0u64;
+    let mut samples_in_binary = 0u64;
     let mut with_branches = 0u64;
     let mut keep = |time_ns: u64, addr: Option<u64>| {
         if let Some(va) = addr.filter(|&va| va >= text_lo && va < text_hi) {
@@ -97,6 +102,15 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
     };
     let walked = kfdo_aggregate::collect::for_each_sample(perf_path, &target, |s, view| {
         samples_total += 1;
+        let in_binary = if s.branch_stack.is_empty() {
+            view.translate(s.ip).is_some()
+        } else {
+            s.branch_stack.iter().any(|b| {
+                view.translate(b.from).is_some_and(|a| a != 0)
+                    || view.translate(b.to).is_some_and(|a| a != 0)
+            })
+        };
+        samples_in_binary += u64::from(in_binary);
         match source {
             AddrSource::Ip => keep(s.time, view.translate(s.ip)),
             AddrSource::BranchTargets => {
@@ -183,6 +197,7 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
         text_hi,
         functions: funcs,
         samples_total,
+        samples_in_binary,
         build_id,
         kernel,
     })

@@ -15,6 +15,7 @@ use kfdo_bench::report::{fmt_time, text};
 use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
 use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
 
+use crate::json_out::{JsonArgs, JsonSink};
 use crate::output::Global;
 
 #[derive(clap::Args)]
@@ -76,9 +77,8 @@ pub struct Args {
     /// Results store (SQLite), appended to.
     #[arg(long, value_name = "FILE.db", default_value = "kfdo-bench.db")]
     store: PathBuf,
-    /// Also write the verdict as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArgs,
     /// Shell that runs each command (`SHELL -c CMD`), or `none` to split on whitespace and exec directly.
     #[arg(long, value_name = "SHELL", default_value = "sh")]
     shell: String,
@@ -170,32 +170,54 @@ fn plan(args: &Args) -> anyhow::Result<Plan> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let json = args.json.sink()?;
+    if let Some(file) = json.user_file() {
+        // The store is read (earlier runs are pooled) and appended to: the verdict must
+        // not replace it. And a verdict that cannot be written is found out before the
+        // runs, not after them.
+        let out = [kfdo_outfile::Out::new("--json-out", file)];
+        kfdo_outfile::refuse_overwriting_inputs(&out, &[&args.store])?;
+        kfdo_outfile::check_writable("--json-out", file)?;
+    }
     match mode(&args)? {
-        Mode::Commands => run_commands(args, g),
-        Mode::RecordTag { tag, command } => record_tag(&args, tag, command, g),
-        Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, g),
+        Mode::Commands => run_commands(args, &json, g),
+        Mode::RecordTag { tag, command } => record_tag(&args, tag, command, &json, g),
+        Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, &json, g),
     }
 }
 
-fn compare_tags(args: &Args, baseline: String, tag: String, g: &Global) -> anyhow::Result<i32> {
+fn compare_tags(
+    args: &Args,
+    baseline: String,
+    tag: String,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let done = tagged::compare_tags(&TagCompareRequest {
         store: args.store.clone(),
         baseline,
         tag,
         benchmark: args.benchmark.clone(),
-        json: args.json.clone(),
+        json: json.path(),
     })?;
-    print!("{}", done.summary());
+    json.text_summary(&done.summary(), g);
     for w in &done.analysis.warnings {
         g.info(format!("warning: {w}"));
     }
-    if let Some(path) = &args.json {
+    if let Some(path) = json.user_file() {
         g.info(format!("wrote {}", path.display()));
     }
+    json.print()?;
     Ok(0)
 }
 
-fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::Result<i32> {
+fn record_tag(
+    args: &Args,
+    tag: String,
+    command: String,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let req = TagRequest {
         tag,
         command,
@@ -204,7 +226,7 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
         plan: plan(args)?,
         counters: args.counters,
         store: args.store.clone(),
-        json: args.json.clone(),
+        json: json.path(),
         force: args.force_tag,
     };
     let (stop, session) = stop_on_ctrl_c(args.store.clone());
@@ -223,10 +245,10 @@ fn record_tag(args: &Args, tag: String, command: String, g: &Global) -> anyhow::
             n => format!(" (runs added to {n} earlier session(s) of the tag)"),
         }
     ));
-    Ok(finish(done.outcome, args, g))
+    finish(done.outcome, args, json, g)
 }
 
-fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
+fn run_commands(args: Args, json: &JsonSink, g: &Global) -> anyhow::Result<i32> {
     if args.names.len() > args.commands.len() {
         anyhow::bail!(
             "{} --name given for {} command(s); give one name per command, in order",
@@ -256,7 +278,7 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         plan: plan(&args)?,
         counters: args.counters,
         store: args.store.clone(),
-        json: args.json.clone(),
+        json: json.path(),
     };
     let (stop, session) = stop_on_ctrl_c(args.store.clone());
     let pb = g.progress(None, "compare");
@@ -273,7 +295,7 @@ fn run_commands(args: Args, g: &Global) -> anyhow::Result<i32> {
         &mut progress(g, &pb, &store, &session),
     );
     pb.finish_and_clear();
-    Ok(finish(outcome?, &args, g))
+    finish(outcome?, &args, json, g)
 }
 
 /// A stop flag set by Ctrl-C, and the session it stops (set when the comparison has
@@ -397,29 +419,36 @@ fn show(g: &Global, pb: &indicatif::ProgressBar, store: &str, ev: CompareEvent<'
 }
 
 /// Prints how a run comparison ended; its exit status.
-fn finish(outcome: CompareOutcome, args: &Args, g: &Global) -> i32 {
+fn finish(
+    outcome: CompareOutcome,
+    args: &Args,
+    json: &JsonSink,
+    g: &Global,
+) -> anyhow::Result<i32> {
     let store = args.store.display();
     match outcome {
         CompareOutcome::Interrupted(kept) => {
             eprintln!("kfdo compare: {kept}; `kfdo report --store {store}` shows them");
-            130
+            Ok(130)
         }
         CompareOutcome::Complete {
             analysis,
             counters_from,
             ..
         } => {
-            print!("{}", text::summary(&analysis));
+            let mut text = text::summary(&analysis);
             for origin in &counters_from {
-                println!("  ({origin})");
+                text.push_str(&format!("  ({origin})\n"));
             }
+            json.text_summary(&text, g);
             for w in &analysis.warnings {
                 g.info(format!("warning: {w}"));
             }
-            if let Some(path) = &args.json {
+            if let Some(path) = json.user_file() {
                 g.info(format!("wrote {}", path.display()));
             }
-            0
+            json.print()?;
+            Ok(0)
         }
     }
 }

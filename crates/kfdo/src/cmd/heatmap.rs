@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use kfdo_bench::heatmap::{self, input::AddrSource, HeatmapRequest};
 use kfdo_bench::report::fmt_count;
 
+use crate::counts;
+use crate::json_out::JsonArgs;
 use crate::output::Global;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -51,12 +53,14 @@ pub struct Args {
     /// Title of the heat map (default: the binary's file name).
     #[arg(long)]
     label: Option<String>,
-    /// Write the summary (hot-text span, hottest functions, geometry) as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    /// The summary (hot-text span, hottest functions, geometry) as JSON.
+    #[command(flatten)]
+    json: JsonArgs,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let json = args.json.sink()?;
+    refuse_overwriting_inputs(&args, json.user_file())?;
     let req = HeatmapRequest {
         time_buckets: args.time_buckets,
         address_buckets: args.address_buckets,
@@ -68,7 +72,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         line_size: args.line_size,
         store: args.store.clone(),
         label: args.label.clone(),
-        json: args.json.clone(),
+        json: json.path(),
         ..HeatmapRequest::new(&args.binary, &args.perf_data, &args.output)
     };
     let pb = g.progress(None, "reading");
@@ -79,11 +83,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         g.info(format!("added the heat map to {}", db.display()));
     }
     let span = &done.span;
-    println!(
-        "{}: {} of {} samples in text [0x{:x}, 0x{:x}); hot text span ({:.0} %): {} bytes in {} lines of {} bytes, spread over 0x{:x}..0x{:x}",
+    let mut text = format!(
+        "{}: {}, {}, {} [0x{:x}, 0x{:x}); hot text span ({:.0} %): {} bytes in {} lines of {} bytes, spread over 0x{:x}..0x{:x}",
         done.label,
-        fmt_count(done.samples_in_text as f64),
-        fmt_count(done.samples_total as f64),
+        counts::recorded(done.samples_total),
+        counts::in_binary(done.samples_in_binary, &args.binary),
+        counts::in_text(done.samples_in_text, &args.binary),
         done.text_lo,
         done.text_hi,
         args.hot_fraction * 100.0,
@@ -94,18 +99,34 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         span.extent_hi
     );
     for f in done.functions.iter().take(5) {
-        println!(
-            "  {:>6.2} %  {:>8}  0x{:x} {}",
+        text.push_str(&format!(
+            "\n  {:>6.2} %  {:>8}  0x{:x} {}",
             100.0 * f.samples as f64 / done.samples_in_text.max(1) as f64,
             f.samples,
             f.addr,
             f.name
-        );
+        ));
     }
+    text.push('\n');
+    json.text_summary(&text, g);
+    json.print()?;
     g.info(format!(
         "wrote {} and {}",
         done.png.display(),
         done.svg.display()
     ));
     Ok(0)
+}
+
+/// Refuses, before reading anything, an output (the picture, its SVG, the JSON, the
+/// store it adds to) that is the binary or the recording.
+fn refuse_overwriting_inputs(args: &Args, json: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let svg = args.output.with_extension("svg");
+    let mut outputs = vec![Out::new("-o", &args.output), Out::new("-o", &svg)];
+    outputs.extend(json.map(|j| Out::new("--json-out", j)));
+    outputs.extend(args.store.as_deref().map(|s| Out::new("--store", s)));
+    let inputs: [&std::path::Path; 2] = [&args.binary, &args.perf_data];
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }

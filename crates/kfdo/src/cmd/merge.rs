@@ -49,6 +49,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     if inputs.is_empty() {
         anyhow::bail!("no profile to merge: give FILE... and/or --weight W:FILE");
     }
+    let paths: Vec<&std::path::Path> = inputs.iter().map(|i| i.path.as_path()).collect();
+    kfdo_outfile::refuse_overwriting_inputs(&[kfdo_outfile::Out::new("-o", &a.output)], &paths)?;
     let (profile, stats) = merge_files(&inputs)?;
     if stats.overflows > 0 {
         eprintln!(

@@ -54,14 +54,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         host_cap: a.host_cap,
         weights,
     };
-    if let Some(dir) = output_inside_input(&a.output, &a.inputs) {
-        anyhow::bail!(
-            "-o {}: lies inside the input directory {}: a later merge of it would read the \
-             merged file as one more host's; write it elsewhere",
-            a.output.display(),
-            dir.display()
-        );
-    }
+    let out = [kfdo_outfile::Out::new("-o", &a.output)];
+    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
+    kfdo_outfile::refuse_overwriting_inputs(&out, &inputs)?;
+    // A directory input takes every `*.parquet` under it (the fleet Spark job refuses
+    // the same).
+    kfdo_outfile::refuse_output_inside_input_dirs(&out, &inputs)?;
     let r = merge(&a.inputs, &opts, &a.output)?;
     for bad in &r.dropped_bad {
         g.info(format!("kfdo merge-raw: dropped (--skip-bad): {bad}"));
@@ -85,18 +83,4 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     }
     Ok(0)
-}
-
-/// The input directory the output would land in, if any (the fleet Spark job refuses the
-/// same): a directory input takes every `*.parquet` under it.
-fn output_inside_input<'a>(output: &Path, inputs: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    let parent = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let out_dir = std::fs::canonicalize(parent).ok()?;
-    inputs
-        .iter()
-        .filter(|i| i.is_dir())
-        .find(|i| std::fs::canonicalize(i).is_ok_and(|d| out_dir.starts_with(d)))
 }

@@ -1,6 +1,8 @@
 //! `kfdo profile`: recordings -> AutoFDO sample profile (LLVM's, or GCC's gcov format;
 //! or the raw aggregate, BOLT's fdata, Propeller's cc and ld profiles).
 
+use crate::counts;
+use crate::next;
 use crate::output::Global;
 use kfdo_convert::{Input, OutputFormat, ProfileRequest};
 use std::path::{Path, PathBuf};
@@ -89,6 +91,7 @@ enum OutFormat {
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    check_outputs(&a)?;
     if let Some(n) = a.threads.filter(|&n| n > 0) {
         // The global pool is built on first use, so nothing has started it yet.
         rayon::ThreadPoolBuilder::new()
@@ -142,13 +145,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let summary = outcome?;
     if let Some(b) = &summary.bolt {
         g.info(format!(
-            "kfdo profile: {} samples ({} with branch stacks, {} LBR records) in {} -> {} records \
+            "kfdo profile: {} ({} with branch stacks, {} LBR records), {} -> {} records \
              of {} functions -> {} (bolt) in {:.2}s; traces: {}, {} not explained by the \
              functions' blocks, {} leaving the binary",
-            b.samples,
+            counts::recorded(b.samples),
             b.samples_with_branches,
             b.lbr_entries,
-            a.binary.display(),
+            counts::in_binary(b.samples_in_binary, &a.binary),
             b.records,
             summary.functions,
             output.display(),
@@ -157,17 +160,14 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             b.invalid_traces,
             b.long_range_traces
         ));
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&summary)?);
-        }
-        return Ok(0);
+        return finish(&a, &req, &summary, g);
     }
     if let Some(p) = &summary.propeller {
         g.info(format!(
-            "kfdo profile: {} samples in {} -> {} of {} mapped functions hot, {} hot blocks, \
+            "kfdo profile: {}, {} -> {} of {} mapped functions hot, {} hot blocks, \
              {} functions split; ext-TSP score {:.0} -> {:.0} ({:+.1} %) -> {} and {} in {:.2}s",
-            summary.samples_in_binary(),
-            a.binary.display(),
+            recorded(&summary),
+            counts::in_binary(summary.samples_in_binary(), &a.binary),
             p.hot_functions,
             p.mapped_functions,
             p.hot_blocks,
@@ -186,15 +186,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 p.ambiguous_functions
             ));
         }
-        if a.json {
-            println!("{}", serde_json::to_string_pretty(&summary)?);
-        }
-        return Ok(0);
+        return finish(&a, &req, &summary, g);
     }
     g.info(format!(
-        "kfdo profile: {} samples in {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
-        summary.samples_in_binary(),
-        a.binary.display(),
+        "kfdo profile: {}, {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
+        recorded(&summary),
+        counts::in_binary(summary.samples_in_binary(), &a.binary),
         summary.ranges,
         summary.branches,
         if a.raw {
@@ -212,10 +209,77 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             m.module, m.functions, m.total_samples
         ));
     }
+    finish(&a, &req, &summary, g)
+}
+
+/// What reads the profile (and, for a sample profile of a binary without
+/// discriminators, what is lost), then the JSON summary with the same `next`.
+fn finish(
+    a: &Args,
+    req: &ProfileRequest,
+    summary: &kfdo_convert::ProfileOutcome,
+    g: &Global,
+) -> anyhow::Result<i32> {
+    let next = next::consume(&next::Written {
+        format: req.format,
+        kernel: req.kernel,
+        binary: &a.binary,
+        output: &req.output,
+        propeller: summary
+            .propeller
+            .as_ref()
+            .map(|p| (p.cc_profile.as_str(), p.ld_profile.as_str())),
+    });
+    g.info(format!("kfdo profile: next: {next}"));
+    let llvm = matches!(req.format, OutputFormat::Extbinary | OutputFormat::Text);
+    if llvm && summary.locations_with_discriminators == Some(0) {
+        g.info(format!(
+            "kfdo profile: note: {}",
+            next::discriminators_note(&a.binary)
+        ));
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        let mut j = serde_json::to_value(summary)?;
+        j["next"] = serde_json::Value::String(next);
+        println!("{}", serde_json::to_string_pretty(&j)?);
     }
     Ok(0)
+}
+
+/// Before reading anything (a large recording takes minutes): every output can be
+/// written, and none is one of the inputs (`-o p.data` for `--perf-data p.data` would
+/// replace the recording with its profile).
+fn check_outputs(a: &Args) -> anyhow::Result<()> {
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(o) = &a.output {
+        match a.format {
+            OutFormat::Propeller if !a.raw => {
+                let (cc, ld) = kfdo_convert::propeller_paths(o);
+                outputs.extend([("-o", cc), ("-o", ld)]);
+            }
+            _ => outputs.push(("-o", o.clone())),
+        }
+    }
+    if let Some(r) = &a.raw_out {
+        outputs.push(("--raw-out", r.clone()));
+    }
+    let outputs: Vec<kfdo_outfile::Out> = outputs
+        .iter()
+        .map(|(opt, p)| kfdo_outfile::Out::new(opt, p))
+        .collect();
+    let inputs: Vec<&Path> = std::iter::once(&a.binary)
+        .chain(&a.perf_data)
+        .chain(&a.perf_script)
+        .chain(&a.raw_in)
+        .chain(&a.from_raw)
+        .chain(&a.module)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    for out in &outputs {
+        kfdo_outfile::check_writable(out.option, out.path)?;
+    }
+    Ok(())
 }
 
 /// `--raw-out`: one host's raw Parquet file instead of a profile.
@@ -238,10 +302,9 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
     spinner.finish_and_clear();
     let o = outcome?;
     g.info(format!(
-        "kfdo profile: {} samples of {} (build-id {}, recorder {}) on host {} -> {} rows -> {} \
-         in {:.2}s",
-        o.samples,
-        a.binary.display(),
+        "kfdo profile: {}, {} (build-id {}, recorder {}) on host {} -> {} rows -> {} in {:.2}s",
+        counts::recorded(o.samples_recorded),
+        counts::in_binary(u64::try_from(o.samples).unwrap_or(0), &a.binary),
         if o.build_id.is_empty() {
             "none"
         } else {
@@ -253,8 +316,18 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
         o.output,
         o.seconds
     ));
+    let mut flags: Vec<String> = Vec::new();
+    if a.kernel {
+        flags.push("--kernel".into());
+    }
+    let next = next::from_raw_command(&flags, &a.binary, path);
+    g.info(format!(
+        "kfdo profile: next: {next} (or `kfdo merge-raw` with other hosts' files)"
+    ));
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&o)?);
+        let mut j = serde_json::to_value(&o)?;
+        j["next"] = serde_json::Value::String(next);
+        println!("{}", serde_json::to_string_pretty(&j)?);
     }
     Ok(0)
 }
@@ -265,4 +338,10 @@ fn this_hostname() -> Option<String> {
         .filter_map(|f| std::fs::read_to_string(f).ok())
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty())
+}
+
+/// "N samples recorded (all processes)": the recordings' samples, of every process
+/// (raw inputs hold only the binary's: then their count).
+fn recorded(summary: &kfdo_convert::ProfileOutcome) -> String {
+    counts::recorded(summary.inputs.iter().map(|s| s.samples).sum())
 }

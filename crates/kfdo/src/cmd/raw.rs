@@ -1,7 +1,7 @@
 //! `kfdo raw`: tools for raw Parquet files: the canonical dump, and a simulated fleet
 //! split from one recording.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kfdo_rawfleet::split::{split, SplitOptions};
 
@@ -27,6 +27,7 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("dir").required(true).args(["output", "out"])))]
 struct SplitArgs {
     /// The profiled binary.
     #[arg(long, value_name = "BIN")]
@@ -41,8 +42,11 @@ struct SplitArgs {
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
     /// Directory to write PREFIX-NNNN.parquet (and PREFIX-NNNN-2.parquet) into.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    #[arg(long, short = 'o', value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// The old spelling of -o/--output.
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with = "output")]
+    out: Option<PathBuf>,
     #[arg(long, value_name = "PREFIX", default_value = "host")]
     host_prefix: String,
     /// Host classes drawn from, comma-separated (default: none, class "").
@@ -66,14 +70,24 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             let mut lock = stdout.lock();
             kfdo_rawfleet::dump::dump(&file, &mut lock)?;
         }
-        Command::Split(s) => {
+        Command::Split(mut s) => {
+            if let Some(old) = s.out.take() {
+                g.deprecated("raw split --out DIR", "raw split -o DIR");
+                s.output = Some(old);
+            }
+            let Some(out) = s.output.clone() else {
+                anyhow::bail!(
+                    "raw split needs -o DIR, the directory to write the hosts' files into"
+                );
+            };
+            refuse_overwriting_inputs(&s, &out)?;
             let started = std::time::Instant::now();
             let opts = SplitOptions {
                 binary: s.binary,
                 perf_data: s.perf_data,
                 hosts: s.hosts,
                 seed: s.seed,
-                out: s.out.clone(),
+                out: out.clone(),
                 prefix: s.host_prefix,
                 classes: s.classes,
                 perturb: !s.no_perturb,
@@ -85,7 +99,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                  of the binary) in {:.2}s",
                 r.samples,
                 r.files,
-                s.out.display(),
+                out.display(),
                 r.empty_hosts,
                 started.elapsed().as_secs_f64()
             ));
@@ -95,4 +109,21 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Refuses, before reading anything, a split whose files would replace the binary or
+/// the recording (`PREFIX-NNNN.parquet` and `PREFIX-NNNN-2.parquet` in the directory).
+fn refuse_overwriting_inputs(s: &SplitArgs, out: &Path) -> anyhow::Result<()> {
+    let files: Vec<PathBuf> = (0..s.hosts)
+        .flat_map(|h| {
+            ["", "-2"].map(|second| out.join(format!("{}-{h:04}{second}.parquet", s.host_prefix)))
+        })
+        .collect();
+    let outputs: Vec<kfdo_outfile::Out> = std::iter::once(out)
+        .chain(files.iter().map(PathBuf::as_path))
+        .map(|p| kfdo_outfile::Out::new("-o", p))
+        .collect();
+    let inputs: [&Path; 2] = [&s.binary, &s.perf_data];
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }

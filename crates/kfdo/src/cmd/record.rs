@@ -5,9 +5,9 @@
 use crate::output::Global;
 use anyhow::bail;
 use kfdo_record::hardware::Method;
-use kfdo_record::{KernelBoot, RecordRequest, Recorded, SystemScope, Target};
-use std::ffi::OsString;
-use std::path::PathBuf;
+use kfdo_record::{KernelBoot, RecordRequest, Recorded, StdStream, SystemScope, Target};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,17 +25,27 @@ pub struct Args {
     depth: u32,
     /// Also write emulated counters (instructions, branches, L1i / iTLB misses) as JSON.
     #[arg(long, value_name = "FILE")]
+    counters_out: Option<PathBuf>,
+    /// The old spelling of --counters-out (`--counters` names a counter source
+    /// elsewhere, as in `kfdo compare`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        hide = true,
+        conflicts_with = "counters_out"
+    )]
     counters: Option<PathBuf>,
-    /// L1i model for --counters: SIZE:WAYS:LINE in bytes.
+    /// L1i model for --counters-out: SIZE:WAYS:LINE in bytes.
     #[arg(long, value_name = "SIZE:WAYS:LINE", default_value = "32768:8:64")]
     l1i: String,
-    /// iTLB model for --counters: ENTRIES:PAGE_SIZE.
+    /// iTLB model for --counters-out: ENTRIES:PAGE_SIZE.
     #[arg(long, value_name = "ENTRIES:PAGE", default_value = "64:4096")]
     itlb: String,
     /// The QEMU user-mode emulator to use.
     #[arg(long, value_name = "PATH")]
     qemu: Option<PathBuf>,
-    /// Print a JSON summary on stdout.
+    /// Print a JSON summary on stdout; the recorded program's stdout then goes to
+    /// stderr, so that stdout carries only the JSON.
     #[arg(long)]
     json: bool,
     /// Record the whole system with hardware perf (-a) for this long.
@@ -122,7 +132,12 @@ impl MethodArg {
     }
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
+    if let Some(old) = a.counters.take() {
+        g.deprecated("--counters FILE", "--counters-out FILE");
+        a.counters_out = Some(old);
+    }
+    check_outputs(&a)?;
     let target = if a.emulated_kernel {
         let Some(kernel) = a.kernel.clone() else {
             bail!("--emulated-kernel needs --kernel IMAGE (arch/x86/boot/bzImage, arch/arm64/boot/Image)");
@@ -166,7 +181,11 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let mut req = RecordRequest::new(target, a.output.clone());
     req.period = a.period;
     req.depth = a.depth;
-    req.counters = a.counters.clone();
+    req.counters = a.counters_out.clone();
+    if a.json {
+        // Stdout carries the JSON alone: the program's output would corrupt it.
+        req.child.stdio.stdout = StdStream::file(stderr_file()?);
+    }
     req.cache = cache_model(&a)?;
     req.qemu = a.qemu.clone();
     req.handle_signals = true;
@@ -189,12 +208,136 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             }
             _ => anyhow::Error::new(e),
         })?;
+    let next = next_step(&a, &recorded);
     match &recorded {
-        Recorded::Emulated(out) => print_emulated(&a, out, g)?,
-        Recorded::Kernel(out) => print_kernel(&a, out, g)?,
-        Recorded::Hardware { .. } => {}
+        Recorded::Emulated(out) => print_emulated(&a, out, &next, g)?,
+        Recorded::Kernel(out) => print_kernel(&a, out, &next, g)?,
+        Recorded::Hardware {
+            method,
+            command,
+            exit_code,
+        } => {
+            g.info(format!("kfdo record: next: {next}"));
+            if a.json {
+                let j = serde_json::json!({
+                    "method": method.name(),
+                    "output": a.output,
+                    "exit_code": exit_code,
+                    "period": a.period,
+                    "perf_command": command
+                        .iter()
+                        .map(|w| w.to_string_lossy())
+                        .collect::<Vec<_>>(),
+                    "next": next,
+                });
+                println!("{}", serde_json::to_string_pretty(&j)?);
+            }
+        }
     }
     Ok(recorded.exit_code())
+}
+
+/// The `kfdo profile` line for this recording: the program it ran (the vmlinux and
+/// modules for a kernel), `--ip-only` for samples without branch stacks. A whole-system
+/// recording of user code names no one program: BIN stands for the one to profile.
+fn next_step(a: &Args, recorded: &Recorded) -> String {
+    let program = || {
+        a.command
+            .first()
+            .map(|w| program_path(w).unwrap_or_else(|| PathBuf::from(w)))
+    };
+    let placeholder = || PathBuf::from("BIN");
+    let vmlinux = || {
+        a.vmlinux
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("vmlinux"))
+    };
+    let mut flags: Vec<String> = Vec::new();
+    let binary = match recorded {
+        Recorded::Kernel(_) if a.user_only => placeholder(),
+        Recorded::Kernel(_) => {
+            flags.push("--kernel".into());
+            for m in &a.module {
+                flags.push("--module".into());
+                flags.push(m.to_string_lossy().into_owned());
+            }
+            vmlinux()
+        }
+        Recorded::Emulated(_) => program().unwrap_or_else(placeholder),
+        Recorded::Hardware { method, .. } => {
+            if *method == Method::Ip {
+                flags.push("--ip-only".into());
+            }
+            if !a.system {
+                program().unwrap_or_else(placeholder)
+            } else if a.kernel_only {
+                flags.push("--kernel".into());
+                vmlinux()
+            } else {
+                placeholder()
+            }
+        }
+    };
+    let profile = crate::next::profile_path(&binary, &a.output);
+    crate::next::profile_command(&flags, &binary, &a.output, &profile)
+}
+
+/// Before anything runs (a workload may take hours): every output (the perf.data, the
+/// counters, the guest console) can be written, and none is the program being
+/// recorded, one of its arguments that names a file, or a kernel input (`-o prog --
+/// ./prog` would replace the program).
+fn check_outputs(a: &Args) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let console = a.output.with_extension("console.txt");
+    let mut outputs = vec![Out::new("-o", &a.output)];
+    outputs.extend(
+        a.counters_out
+            .as_deref()
+            .map(|c| Out::new("--counters-out", c)),
+    );
+    if !a.module.is_empty() {
+        outputs.push(Out::new("-o", &console));
+    }
+    let program = a.command.first().and_then(|p| program_path(p));
+    let words: Vec<PathBuf> = a.command.iter().map(PathBuf::from).collect();
+    let inputs: Vec<&Path> = program
+        .iter()
+        .chain(&words)
+        .chain(&a.kernel)
+        .chain(&a.initrd)
+        .chain(&a.vmlinux)
+        .chain(&a.module)
+        .chain(&a.qemu)
+        .chain(&a.qemu_system)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    for out in &outputs {
+        kfdo_outfile::check_writable(out.option, out.path)?;
+    }
+    Ok(())
+}
+
+/// The file a command word runs: itself when it names a path, else the first match on
+/// PATH, as the shell finds it.
+fn program_path(word: &OsStr) -> Option<PathBuf> {
+    if word.as_encoded_bytes().contains(&b'/') {
+        return Some(PathBuf::from(word));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(word))
+        .find(|p| p.is_file())
+}
+
+/// This process's stderr as a file, for the program's stdout under --json.
+fn stderr_file() -> anyhow::Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| anyhow::anyhow!("cannot duplicate stderr for the program's output: {e}"))?;
+    Ok(std::fs::File::from(fd))
 }
 
 fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
@@ -220,13 +363,18 @@ fn cache_model(a: &Args) -> anyhow::Result<kfdo_record::CacheModel> {
     Ok(m)
 }
 
-fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> anyhow::Result<()> {
+fn print_emulated(
+    a: &Args,
+    out: &kfdo_record::RecordOutcome,
+    next: &str,
+    g: &Global,
+) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
     g.info(format!(
-        "kfdo record: {} samples ({} taken branches at period {}), {} executable mappings, {} process(es) -> {}",
-        out.samples,
+        "kfdo record: {}; {} taken branches at period {}, {} executable mappings, {} process(es) -> {}",
+        crate::counts::recorded(out.samples),
         out.branches,
         a.period,
         out.mmaps,
@@ -236,11 +384,13 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
     if let Some(n) = out.windows {
         g.info(format!("kfdo record: {n} measurement window(s) recorded"));
     }
-    if let Some(c) = &a.counters {
+    if let Some(c) = &a.counters_out {
         g.info(format!("kfdo record: counters -> {}", c.display()));
     }
+    g.info(format!("kfdo record: next: {next}"));
     if a.json {
         let j = serde_json::json!({
+            "next": next,
             "windows": out.windows,
             "method": "emulated",
             "output": out.output,
@@ -258,13 +408,25 @@ fn print_emulated(a: &Args, out: &kfdo_record::RecordOutcome, g: &Global) -> any
     Ok(())
 }
 
-fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyhow::Result<()> {
+fn print_kernel(
+    a: &Args,
+    out: &kfdo_record::SystemOutcome,
+    next: &str,
+    g: &Global,
+) -> anyhow::Result<()> {
     for w in &out.warnings {
         g.info(format!("kfdo record: warning: {w}"));
     }
     g.info(format!(
-        "kfdo record: {} kernel samples at period {} -> {}",
-        out.samples,
+        "kfdo record: {} samples recorded ({}) at period {} -> {}",
+        crate::counts::grouped(out.samples),
+        if a.user_only {
+            "user mode"
+        } else if a.kernel_and_user {
+            "kernel and user mode"
+        } else {
+            "kernel mode"
+        },
         a.period,
         out.output.display()
     ));
@@ -285,8 +447,10 @@ fn print_kernel(a: &Args, out: &kfdo_record::SystemOutcome, g: &Global) -> anyho
             out.output.with_extension("console.txt").display()
         ));
     }
+    g.info(format!("kfdo record: next: {next}"));
     if a.json {
         let j = serde_json::json!({
+            "next": next,
             "windows": out.windows,
             "method": "emulated-kernel",
             "output": out.output,

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use kfdo_bench::report::write::{write_report, ReportRequest};
 
+use crate::json_out::JsonArgs;
 use crate::output::Global;
 
 #[derive(clap::Args)]
@@ -17,9 +18,9 @@ pub struct Args {
     /// Title of the report.
     #[arg(long, default_value = "kfdo comparison report")]
     title: String,
-    /// Also write the analysis (all benchmarks, geometric means) as JSON.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    /// The analysis (all benchmarks, geometric means) as JSON.
+    #[command(flatten)]
+    json: JsonArgs,
     /// Also show two sample profiles' overlap and diff (`kfdo overlap`, `kfdo diff`);
     /// without a store the report holds only them.
     #[arg(long, num_args = 2, value_names = ["OLD", "NEW"])]
@@ -27,11 +28,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let json = args.json.sink()?;
+    refuse_overwriting_inputs(&args, json.user_file())?;
     let req = ReportRequest {
         store: args.store,
         output: args.output,
         title: args.title,
-        json: args.json,
+        json: json.path(),
     };
     let done = match args.profiles.as_slice() {
         [old, new] => {
@@ -47,6 +50,27 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         done.benchmarks,
         done.runs
     ));
-    println!("{}", done.index.display());
+    json.text_summary(&format!("{}\n", done.index.display()), g);
+    json.print()?;
     Ok(0)
+}
+
+/// Refuses, before reading anything, an output (the directory, its index.html and
+/// report.md, the JSON) that is the store or one of the profiles.
+fn refuse_overwriting_inputs(args: &Args, json: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let index = args.output.join("index.html");
+    let md = args.output.join("report.md");
+    let mut outputs = vec![
+        Out::new("-o", &args.output),
+        Out::new("-o", &index),
+        Out::new("-o", &md),
+    ];
+    outputs.extend(json.map(|j| Out::new("--json-out", j)));
+    let inputs: Vec<&std::path::Path> = std::iter::once(&args.store)
+        .chain(&args.profiles)
+        .map(PathBuf::as_path)
+        .collect();
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    Ok(())
 }

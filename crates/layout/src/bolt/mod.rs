@@ -50,6 +50,8 @@ pub enum BoltError {
 pub struct BoltStats {
     pub samples: u64,
     pub samples_with_branches: u64,
+    /// Samples with a branch record from or to the binary.
+    pub samples_in_binary: u64,
     pub traces: TraceStats,
     pub records: usize,
 }
@@ -96,21 +98,28 @@ pub fn bolt_profile(binary: &Path, perf_data: &[PathBuf]) -> Result<BoltProfile,
     let mut agg = aggregate::Aggregation::default();
     let mut stats = BoltStats::default();
     for perf in perf_data {
-        let (mut samples, mut with_branches) = (0u64, 0u64);
+        let (mut samples, mut with_branches, mut in_binary) = (0u64, 0u64, 0u64);
         kfdo_aggregate::collect::for_each_sample(perf, &target, |s, view| {
             samples += 1;
             if s.branch_stack.is_empty() {
                 return;
             }
             with_branches += 1;
-            let records = s.branch_stack.iter().map(|b| aggregate::Record {
-                from: view.translate(b.from),
-                to: view.translate(b.to),
-                raw_from: b.from,
-                raw_to: b.to,
-                mispred: b.mispred(),
+            // The binary's samples as `kfdo profile` counts them: a record from or to it.
+            let mut hit = false;
+            let records = s.branch_stack.iter().map(|b| {
+                let (from, to) = (view.translate(b.from), view.translate(b.to));
+                hit |= from.is_some_and(|a| a != 0) || to.is_some_and(|a| a != 0);
+                aggregate::Record {
+                    from,
+                    to,
+                    raw_from: b.from,
+                    raw_to: b.to,
+                    mispred: b.mispred(),
+                }
             });
             agg.add_stack(&funcs, records);
+            in_binary += u64::from(hit);
         })?;
         if with_branches == 0 {
             return Err(BoltError::NoBranchStacks {
@@ -121,6 +130,7 @@ pub fn bolt_profile(binary: &Path, perf_data: &[PathBuf]) -> Result<BoltProfile,
         }
         stats.samples += samples;
         stats.samples_with_branches += with_branches;
+        stats.samples_in_binary += in_binary;
     }
     let code = |f: &Function| -> Option<&[u8]> {
         let off = bin.vaddr_to_file_offset(f.addr)? as usize;
