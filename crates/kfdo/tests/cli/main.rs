@@ -10,12 +10,15 @@
 
 mod common;
 
+mod cli_conventions;
+mod closed_pipe;
 mod compare_cli;
 mod compare_emulated;
 mod compare_sqlite;
 mod compare_tags;
 mod fleet_spark;
 mod heatmap_perf;
+mod next_steps;
 mod optimize_aarch64;
 mod optimize_cli;
 mod optimize_gcc;
@@ -36,4 +39,6 @@ mod raw_fleet;
 mod record_cli;
 mod record_kernel;
 mod report_chromium;
+mod sample_counts;
 mod show_bb_addr_map;
+mod trust_outputs;

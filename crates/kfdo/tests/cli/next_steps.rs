@@ -2,9 +2,7 @@
 //! its recording, `kfdo profile` the compiler (or post-link) command that reads the
 //! profile, and the lines work as printed.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 

@@ -1,16 +1,12 @@
 //! No command writes over one of its own inputs: each refuses before doing any work,
 //! names both paths and the fix, exits 1, and leaves the input as it was.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 
 fn fixture() -> &'static LzRecording {
-    static F: OnceLock<LzRecording> = OnceLock::new();
-    F.get_or_init(lz_recording)
+    lz()
 }
 
 /// Runs `cmd`, expecting the refusal: exit 1, the output and the input named as the

@@ -2,9 +2,7 @@
 //! say "N samples recorded (all processes)", "N samples in BINARY" and "N samples in
 //! BINARY's text", and the same count is the same number in every command.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Output;
 
 fn grouped(n: u64) -> String {

@@ -1,9 +1,7 @@
 //! A command whose stdout is a pipe nobody reads any more (`kfdo ... | head -1`) ends
 //! quietly, as other Unix tools do: killed by SIGPIPE or done, never a panic.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 

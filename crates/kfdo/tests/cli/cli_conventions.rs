@@ -3,16 +3,12 @@
 //! of counters (record writes them with `--counters-out`), `-o/--output` names the main
 //! output. Old spellings still work for one release, with a note on stderr.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Output;
-use std::sync::OnceLock;
 
 fn fixture() -> &'static LzRecording {
-    static F: OnceLock<LzRecording> = OnceLock::new();
-    F.get_or_init(lz_recording)
+    lz()
 }
 
 fn stderr(o: &Output) -> String {
