@@ -106,7 +106,7 @@ impl Progress {
                 while !stop.load(Ordering::Relaxed) {
                     let last = log
                         .as_deref()
-                        .and_then(|l| crate::exec::tail(l, 1).pop())
+                        .and_then(|l| super::exec::tail(l, 1).pop())
                         .unwrap_or_default();
                     let last: String = last.chars().take(90).collect();
                     bar.set_message(format!(
