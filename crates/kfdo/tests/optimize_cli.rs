@@ -252,6 +252,72 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
         .contains("cannot read recipe /nonexistent/recipe.toml"));
 }
 
+/// A recipe whose source is its own directory (`path = "."`), run from there: the
+/// default output `kfdo-optimize/NAME` would sit inside the source every key hashes, so
+/// each rerun would rebuild every variant. Refused before anything is written, naming
+/// both directories and the fix; an output elsewhere is accepted.
+#[test]
+fn an_output_inside_the_recipes_source_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("lz");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::copy(common::program_source("lz.c"), home.join("lz.c")).unwrap();
+    std::fs::write(
+        home.join("recipe.toml"),
+        r#"name = "lz"
+[source]
+path = "."
+[build]
+command = '$CC $CFLAGS -o lz "$SRC/lz.c" $LDFLAGS'
+binary = "lz"
+[train]
+command = "{bin} 1000"
+[[bench]]
+name = "lz"
+command = "{bin} 1000"
+"#,
+    )
+    .unwrap();
+    let src = std::fs::canonicalize(&home).unwrap();
+    for args in [&[][..], &["-o", "results/run1"][..]] {
+        let o = common::kfdo()
+            .current_dir(&home)
+            .args(["optimize", "--variants", "autofdo"])
+            .args(args)
+            .arg("recipe.toml")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let out = if args.is_empty() {
+            src.join("kfdo-optimize/lz")
+        } else {
+            src.join("results/run1")
+        };
+        assert!(
+            err.contains(&format!("the output directory {} is inside", out.display()))
+                && err.contains(&format!("the source tree {} ", src.display()))
+                && err.contains("-o DIR"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !home.join("kfdo-optimize").exists() && !home.join("results").exists(),
+            "{args:?}: an output directory was made"
+        );
+    }
+    // Outside the source the check passes: what fails next is making the directory.
+    let o = common::kfdo()
+        .current_dir(&home)
+        .args(["optimize", "--variants", "autofdo", "-o"])
+        .arg("/proc/kfdo-no-such-dir/out")
+        .arg("recipe.toml")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot create the output directory"), "{err}");
+    assert!(!err.contains("inside the source tree"), "{err}");
+}
+
 /// Every "[i/n]" of the progress lines: the step counts, which must run from 1 to n.
 fn step_indices(out: &Output) -> (Vec<usize>, Vec<usize>) {
     let err = String::from_utf8_lossy(&out.stderr);

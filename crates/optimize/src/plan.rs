@@ -134,7 +134,14 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
         t.method(o.method)?;
         t.counters(o.counters)?;
     }
-    let out = output_dir(o.output.as_deref(), &recipe.name)?;
+    let out_named = o
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&recipe.name));
+    if let Some(src) = &recipe.source.path {
+        refuse_output_inside(&out_named, &recipe.dir.join(src), path)?;
+    }
+    let out = output_dir(&out_named)?;
     Ok(Options {
         recipe,
         variants,
@@ -159,7 +166,11 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
 fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptions> {
     let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
-    let out = output_dir(o.output.as_deref(), &recipe.name)?;
+    let out = output_dir(
+        &o.output
+            .clone()
+            .unwrap_or_else(|| default_output(&recipe.name)),
+    )?;
     Ok(KernelOptions {
         recipe,
         variants,
@@ -175,14 +186,62 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
     })
 }
 
-/// `-o`, or `kfdo-optimize/NAME`; created, and made absolute.
-fn output_dir(output: Option<&Path>, recipe_name: &str) -> anyhow::Result<PathBuf> {
-    let out = output
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("kfdo-optimize").join(recipe_name));
-    std::fs::create_dir_all(&out)
+/// Where the results go without `-o`: `kfdo-optimize/NAME` in the current directory.
+fn default_output(recipe_name: &str) -> PathBuf {
+    PathBuf::from("kfdo-optimize").join(recipe_name)
+}
+
+/// The output directory, created, and made absolute.
+fn output_dir(out: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create the output directory {}", out.display()))?;
-    Ok(std::fs::canonicalize(&out)?)
+    Ok(std::fs::canonicalize(out)?)
+}
+
+/// Refuses an output directory inside the recipe's source tree: every build copies
+/// and every key hashes that tree, so the results of one run would change the source
+/// of the next and every rerun would rebuild every variant. Refused rather than left
+/// out of the hash, so the source tree stays what the recipe names.
+fn refuse_output_inside(out: &Path, src: &Path, recipe: &Path) -> anyhow::Result<()> {
+    let Ok(src) = std::fs::canonicalize(src) else {
+        // A missing source is said by the source step, naming the recipe.
+        return Ok(());
+    };
+    let out = resolved(out)?;
+    if out.starts_with(&src) {
+        anyhow::bail!(
+            "the output directory {} is inside the source tree {} (`[source] path` of recipe \
+             {}): each run's results would change the source the next run hashes, and \
+             every variant would be rebuilt every time; kfdo optimize refuses it (the output \
+             is not left out of the source's hash): give an output directory outside the \
+             source with -o DIR",
+            out.display(),
+            src.display(),
+            recipe.display()
+        );
+    }
+    Ok(())
+}
+
+/// `p` made absolute with its existing part's symbolic links resolved, without
+/// creating anything.
+fn resolved(p: &Path) -> anyhow::Result<PathBuf> {
+    let abs = std::path::absolute(p)
+        .with_context(|| format!("cannot resolve the output directory {}", p.display()))?;
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return Ok(abs),
+        }
+    }
+    let mut out = std::fs::canonicalize(existing)?;
+    out.extend(rest.iter().rev());
+    Ok(out)
 }
 
 /// `--jobs`, or one per CPU.
