@@ -102,7 +102,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         quiet: g.quiet,
         kfdo_exe: std::env::current_exe().context("cannot find the kfdo executable")?,
     };
-    let done = Plan::resolve(&a.recipe, overrides)?.run()?;
+    let plan = Plan::resolve(&a.recipe, overrides)?;
+    // Ctrl-C or SIGTERM: stop the running commands, say what the cache kept, exit 130.
+    let _ = ctrlc::set_handler(|| {
+        eprintln!("{}", kfdo_optimize::steps::interrupt::interrupt());
+        std::process::exit(130);
+    });
+    let done = plan.run()?;
     println!("{}", done.summary.trim_end());
     println!();
     println!("report:  {}", done.report.join("index.html").display());

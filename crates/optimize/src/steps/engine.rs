@@ -89,6 +89,7 @@ impl Steps {
         body: impl FnOnce(&Log) -> anyhow::Result<serde_json::Value>,
     ) -> anyhow::Result<Done> {
         if let Some(done) = self.cache.lookup(step, &key) {
+            super::interrupt::cached(step);
             self.progress.cached(step);
             self.timed(step, done.seconds, true);
             return Ok(done);
@@ -97,10 +98,12 @@ impl Steps {
         let log_path = self.log_path(step);
         let bar = self.progress.start(step, Some(&log_path));
         let log = Log::create(step, &log_path)?;
+        let running = super::interrupt::Running::start(step, outputs);
         let t0 = Instant::now();
         let facts = body(&log)?;
         let seconds = t0.elapsed().as_secs_f64();
         let done = self.cache.save(step, &key, outputs, facts, seconds)?;
+        running.finished();
         bar.finish();
         self.timed(step, seconds, false);
         Ok(done)

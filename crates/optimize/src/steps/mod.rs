@@ -2,14 +2,15 @@
 //! keys and content hashes), a step's log and commands (`exec`), the progress display
 //! (`progress`), the engine that runs a step unless the cache holds it (`engine`), a
 //! step that writes one file (`profile`), the steps and notes both pipelines take
-//! (`llvm_profgen`, `agree`, `gcc_note`), recipe-file parsing (`recipe_file`) and the
-//! bundled scripts (`scripts`). Nothing here knows programs or kernels.
+//! (`llvm_profgen`, `agree`, `gcc_note`), recipe-file parsing (`recipe_file`), the
+//! bundled scripts (`scripts`) and what an interrupted run stops and says (`interrupt`). Nothing here knows programs or kernels.
 
 pub mod agree;
 pub mod cache;
 pub mod engine;
 pub mod exec;
 pub mod gcc_note;
+pub mod interrupt;
 pub mod llvm_profgen;
 pub mod profile;
 pub mod progress;
