@@ -16,8 +16,8 @@
 //!
 //! Layers, bottom first: a module uses (imports, or calls the methods of) only the
 //! modules before it, and the two pipelines never use each other.
-//! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`, `gcc_note`,
-//!    `agree`, `engine`, `profile`, `llvm_profgen`
+//! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
+//!    `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
 //! 2. `program`: `variant`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,

@@ -3,7 +3,8 @@
 //! (`progress`), the engine that runs a step unless the cache holds it (`engine`), a
 //! step that writes one file (`profile`), the steps and notes both pipelines take
 //! (`llvm_profgen`, `agree`, `gcc_note`), recipe-file parsing (`recipe_file`), the
-//! bundled scripts (`scripts`) and what an interrupted run stops and says (`interrupt`). Nothing here knows programs or kernels.
+//! bundled scripts (`scripts`) and what an interrupted run stops and says
+//! (`interrupt`). Nothing here knows programs or kernels.
 
 pub mod agree;
 pub mod cache;
