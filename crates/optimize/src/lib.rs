@@ -1,42 +1,37 @@
-//! kfdo-optimize: from a program's source to a faster build and the proof.
+//! kfdo-optimize: from a program's or a kernel's source to a faster build and the proof.
 //!
-//! A recipe (`recipe`) says how to fetch, build, train and benchmark a
-//! program. `pipeline` builds the variants (`variant`: baseline, AutoFDO from
-//! kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with
-//! ThinLTO, and Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO),
-//! records the training runs and converts them (`train`; BOLT's rewrite and the
-//! layout warnings in `postlink`), benchmarks
-//! every build interleaved and writes the report (`judge`, `summary`). A recipe may
-//! build for another architecture (`target`: aarch64 on x86-64), recorded, timed and
-//! counted under QEMU.
+//! Two sibling pipelines over one step core:
+//! - `program`: a program recipe's variants (clang or GCC; AutoFDO, instrumented PGO,
+//!   ThinLTO, Propeller, BOLT), built, trained, profiled, benchmarked and reported;
+//! - `kernel`: a kernel recipe's variants, built with kbuild, booted under QEMU,
+//!   recorded, judged and packaged.
 //!
-//! Every step is cached (`cache`): keyed by a SHA-256 of what it reads and
+//! Every step is cached (`steps::cache`): keyed by a SHA-256 of what it reads and
 //! remembering the content hashes of what it wrote, so a rerun does only what
-//! changed; every step logs to `OUT/logs/STEP.log` (`exec`), and a failure
+//! changed; every step logs to `OUT/logs/STEP.log` (`steps::exec`), and a failure
 //! names the step and its log. kfdo's own steps (record, profile, compare,
 //! heatmap, report) are calls into the library crates, with what they say
-//! written into the step's log.
+//! written into the step's log. `plan` turns a recipe path and the command line's
+//! overrides into a checked plan for one of the two pipelines, and runs it.
+//!
+//! Layers, bottom first: a module uses (imports, or calls the methods of) only the
+//! modules before it, and the two pipelines never use each other.
+//! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
+//!    `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
+//! 2. `program`: `variant`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
+//!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
+//!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
+//!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `train`,
+//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `pipeline`
+//! 3. `plan`
+//!
+//! (Each folder's `mod.rs` only declares and re-exports its modules.)
 
-pub mod cache;
-pub mod compile;
-pub mod compiler;
-pub mod ctx;
-pub mod exec;
-pub mod judge;
 pub mod kernel;
-pub mod pipeline;
-pub mod postlink;
-pub mod progress;
-pub mod recipe;
-pub mod scripts;
-pub mod summary;
-pub mod target;
-pub mod train;
-pub mod train_gcc;
-pub mod variant;
+pub mod plan;
 
-pub use compiler::Compiler;
-pub use ctx::Options;
-pub use pipeline::{run, Outcome};
-pub use recipe::Recipe;
-pub use variant::Variant;
+pub mod program;
+pub mod steps;
+
+pub use plan::{Finished, Overrides, Plan};
+pub use program::{Compiler, Options, Outcome, Recipe, Variant};

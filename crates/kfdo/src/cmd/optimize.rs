@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use kfdo_bench::counters::Choice;
-use kfdo_optimize::{Compiler, Options, Recipe, Variant};
+use kfdo_optimize::{Overrides, Plan};
 use kfdo_record::hardware::Method;
 
 use crate::output::Global;
@@ -72,11 +72,7 @@ pub struct Args {
     no_heatmaps: bool,
 }
 
-pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
-    // A recipe directory stands for its recipe.toml (`kfdo optimize recipes/linux`).
-    if a.recipe.is_dir() {
-        a.recipe = a.recipe.join("recipe.toml");
-    }
+pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let method = match a.method.as_str() {
         "auto" => None,
         m => Some(
@@ -88,123 +84,36 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         let names: Vec<&str> = Choice::ALL.iter().map(|c| c.name()).collect();
         anyhow::anyhow!("--counters {}: use one of {}", a.counters, names.join(", "))
     })?;
-    if a.period == Some(0) {
-        anyhow::bail!("--period must be at least 1");
-    }
-    if matches!(a.runs, Some(0 | 1)) {
-        anyhow::bail!("--runs: need at least 2 timed runs for a statistic");
-    }
-    if matches!(a.boots, Some(0 | 1)) {
-        anyhow::bail!("--boots: need at least 2 boots per variant for a statistic");
-    }
-    let text = kfdo_optimize::recipe::read_text(&a.recipe)?;
-    if kfdo_optimize::kernel::KernelRecipe::is_kernel_recipe(&text) {
-        return run_kernel(a, g);
-    }
-    let recipe = Recipe::load(&a.recipe)?;
-    let (default_cc, default_cxx) =
-        kfdo_optimize::compiler::default_commands(&recipe.build.compiler);
-    let cc = a.cc.clone().unwrap_or(default_cc);
-    let cxx = a.cxx.clone().unwrap_or(default_cxx);
-    let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
-        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
-    let target = recipe
-        .build
-        .target
-        .as_deref()
-        .map(kfdo_optimize::target::Target::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", a.recipe.display()))?;
-    let default_variants = match &target {
-        Some(t) => t.default_variants(),
-        None => compiler.default_variants(),
-    };
-    let variants = Variant::parse_list(a.variants.as_deref().unwrap_or(default_variants))?;
-    compiler.check_variants(&variants)?;
-    // What a cross build cannot do is refused before the output directory is made.
-    if let Some(t) = &target {
-        t.check_variants(&variants)?;
-        t.method(method)?;
-        t.counters(counters)?;
-    }
-    let out = output_dir(&a, &recipe.name)?;
-    let kfdo_exe = std::env::current_exe().context("cannot find the kfdo executable")?;
-    let jobs = jobs(&a);
-    let opts = Options {
-        recipe,
-        variants,
+    let overrides = Overrides {
+        variants: a.variants,
+        boots: a.boots,
+        packages: !a.no_packages,
         method,
         period: a.period,
         counters,
         runs: a.runs,
-        out,
-        kfdo_exe,
-        cc,
-        cxx,
-        compiler,
-        target,
+        output: a.output,
+        cc: a.cc,
+        cxx: a.cxx,
         profdata: a.llvm_profdata,
         profgen: a.llvm_profgen,
-        jobs,
-        quiet: g.quiet,
+        jobs: a.jobs,
         heatmaps: !a.no_heatmaps,
-    };
-    let outcome = kfdo_optimize::run(opts)?;
-    print_outcome(&outcome.summary, &outcome.report, &outcome.summary_path);
-    Ok(0)
-}
-
-/// `-o`, or `kfdo-optimize/NAME`; created, and made absolute.
-fn output_dir(a: &Args, recipe_name: &str) -> anyhow::Result<PathBuf> {
-    let out = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("kfdo-optimize").join(recipe_name));
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
-    Ok(std::fs::canonicalize(&out)?)
-}
-
-/// `--jobs`, or one per CPU.
-fn jobs(a: &Args) -> usize {
-    a.jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-fn print_outcome(summary: &str, report: &std::path::Path, summary_path: &std::path::Path) {
-    println!("{}", summary.trim_end());
-    println!();
-    println!("report:  {}", report.join("index.html").display());
-    println!("summary: {}", summary_path.display());
-}
-
-/// `kfdo optimize` on a kernel recipe.
-fn run_kernel(a: Args, g: &Global) -> anyhow::Result<i32> {
-    use kfdo_optimize::kernel::{self, KernelOptions, KernelRecipe, KernelVariant};
-    if a.period == Some(0) {
-        anyhow::bail!("--period must be at least 1");
-    }
-    let recipe = KernelRecipe::load(&a.recipe)?;
-    let default = recipe.default_variants().join(",");
-    let variants = KernelVariant::parse_list(a.variants.as_deref().unwrap_or(&default), &recipe)?;
-    let out = output_dir(&a, &recipe.name)?;
-    let jobs = jobs(&a);
-    let opts = KernelOptions {
-        recipe,
-        variants,
-        period: a.period,
-        boots: a.boots,
-        out,
+        quiet: g.quiet,
         kfdo_exe: std::env::current_exe().context("cannot find the kfdo executable")?,
-        profgen: a.llvm_profgen,
-        jobs,
-        quiet: g.quiet,
-        heatmaps: !a.no_heatmaps,
-        packages: !a.no_packages,
     };
-    let outcome = kernel::run(opts)?;
-    print_outcome(&outcome.summary, &outcome.report, &outcome.summary_path);
-    for p in &outcome.packages {
+    let plan = Plan::resolve(&a.recipe, overrides)?;
+    // Ctrl-C or SIGTERM: stop the running commands, say what the cache kept, exit 130.
+    let _ = ctrlc::set_handler(|| {
+        eprintln!("{}", kfdo_optimize::steps::interrupt::interrupt());
+        std::process::exit(130);
+    });
+    let done = plan.run()?;
+    println!("{}", done.summary.trim_end());
+    println!();
+    println!("report:  {}", done.report.join("index.html").display());
+    println!("summary: {}", done.summary_path.display());
+    for p in &done.packages {
         println!("package: {}", p.display());
     }
     Ok(0)

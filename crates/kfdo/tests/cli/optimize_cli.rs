@@ -242,6 +242,169 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
         .contains("cannot read recipe /nonexistent/recipe.toml"));
 }
 
+/// A recipe whose source is its own directory (`path = "."`), run from there: the
+/// default output `kfdo-optimize/NAME` would sit inside the source every key hashes, so
+/// each rerun would rebuild every variant. Refused before anything is written, naming
+/// both directories and the fix; an output elsewhere is accepted.
+#[test]
+fn an_output_inside_the_recipes_source_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("lz");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::copy(common::program_source("lz.c"), home.join("lz.c")).unwrap();
+    std::fs::write(
+        home.join("recipe.toml"),
+        r#"name = "lz"
+[source]
+path = "."
+[build]
+command = '$CC $CFLAGS -o lz "$SRC/lz.c" $LDFLAGS'
+binary = "lz"
+[train]
+command = "{bin} 1000"
+[[bench]]
+name = "lz"
+command = "{bin} 1000"
+"#,
+    )
+    .unwrap();
+    let src = std::fs::canonicalize(&home).unwrap();
+    for args in [&[][..], &["-o", "results/run1"][..]] {
+        let o = common::kfdo()
+            .current_dir(&home)
+            .args(["optimize", "--variants", "autofdo"])
+            .args(args)
+            .arg("recipe.toml")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        let out = if args.is_empty() {
+            src.join("kfdo-optimize/lz")
+        } else {
+            src.join("results/run1")
+        };
+        assert!(
+            err.contains(&format!("the output directory {} is inside", out.display()))
+                && err.contains(&format!("the source tree {} ", src.display()))
+                && err.contains("-o DIR"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !home.join("kfdo-optimize").exists() && !home.join("results").exists(),
+            "{args:?}: an output directory was made"
+        );
+    }
+    // Outside the source the check passes: what fails next is making the directory.
+    let o = common::kfdo()
+        .current_dir(&home)
+        .args(["optimize", "--variants", "autofdo", "-o"])
+        .arg("/proc/kfdo-no-such-dir/out")
+        .arg("recipe.toml")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot create the output directory"), "{err}");
+    assert!(!err.contains("inside the source tree"), "{err}");
+}
+
+/// Ctrl-C during a build: the build's commands stop, what it had written goes, the
+/// steps that finished stay cached and are named, no summary is written, exit 130.
+#[test]
+fn an_interrupted_run_says_what_it_kept_and_stops_its_build() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("build.pid");
+    // The autofdo build (the only one that reads a sample profile) waits, so the
+    // signal comes while it runs; it writes its shell's pid first.
+    let build = format!(
+        r#"case "$CFLAGS" in *profile-sample-use*) echo $$ > {}; sleep 600;; esac; {BUILD}"#,
+        pid_file.display()
+    );
+    let recipe = write_recipe(dir.path(), "1000", &build);
+    let out = dir.path().join("out");
+    let mut child = common::kfdo()
+        .args([
+            "optimize",
+            "--method",
+            "emulated",
+            "--counters",
+            "none",
+            "--variants",
+            "autofdo",
+            "--no-heatmaps",
+            "-j",
+            "1",
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&recipe)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    // Waits for the build to have started its command, not for a time.
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("kfdo optimize ended before the autofdo build:\n{said}");
+        }
+        said.push_str(&line);
+    }
+    let build_shell: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    said.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("kfdo optimize: interrupted during build autofdo:"),
+        "{said}"
+    );
+    let kept = said
+        .lines()
+        .find(|l| l.contains("finished and kept in the cache"))
+        .unwrap_or_else(|| panic!("no kept steps named:\n{said}"));
+    for step in ["build baseline", "record training run", "profile kfdo"] {
+        assert!(kept.contains(step), "{step}: {kept}");
+        let record = out
+            .join(".kfdo/steps")
+            .join(format!("{}.json", step.replace(' ', "-")));
+        assert!(record.is_file(), "{} is not kept", record.display());
+    }
+    assert!(!kept.contains("build autofdo"), "{kept}");
+    assert!(!out.join("summary.md").exists());
+    assert!(!out.join(".kfdo/steps/build-autofdo.json").exists());
+    // The build's shell was stopped with it (its process group got SIGTERM).
+    let proc = PathBuf::from(format!("/proc/{build_shell}"));
+    for _ in 0..600 {
+        let gone = std::fs::read_to_string(proc.join("stat"))
+            .map(|s| s.split_whitespace().nth(2) == Some("Z"))
+            .unwrap_or(true);
+        if gone {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the build's shell {build_shell} still runs after the interruption");
+}
+
 /// Every "[i/n]" of the progress lines: the step counts, which must run from 1 to n.
 fn step_indices(out: &Output) -> (Vec<usize>, Vec<usize>) {
     let err = String::from_utf8_lossy(&out.stderr);

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::build::BuiltKernel;
-use super::KernelCtx;
+use super::ctx::KernelCtx;
 
 /// One workload's result line: `kfdo-workload: NAME ops=N seconds=S ops_per_s=X`.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{make, value_in};
+use super::ctx::KernelCtx;
 use super::gcc_warnings;
 use super::source::KernelSource;
 use super::variant::{fdo_of, KernelVariant};
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::Stdout;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
 
 /// A built kernel.
 #[derive(Debug, Clone)]

@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::ctx::KernelCtx;
 use super::source::KernelSource;
 use super::variant::KernelVariant;
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::{Log, Stdout};
+use crate::steps::cache::Key;
+use crate::steps::exec::{Log, Stdout};
 
 /// `make -C SRC O=DIR ARCH=x86_64` and the toolchain of `compiler`.
 pub fn make(src: &KernelSource, dir: &Path, arch: &str, vars: &[(String, String)]) -> Command {
@@ -120,7 +120,7 @@ impl KernelCtx {
             .add("compiler", &r.kernel.compiler)
             .add("tools", &self.tool_ids);
         if let Some(f) = r.config_file() {
-            key = key.add("config file", crate::cache::content_hash(&f)?);
+            key = key.add("config file", crate::steps::cache::content_hash(&f)?);
         }
         let mut wanted = Vec::new();
         for f in &r.kernel.fragments {
@@ -134,7 +134,7 @@ impl KernelCtx {
             key.finish(),
             std::slice::from_ref(&config),
             |log| {
-                crate::ctx::fresh_dir(&dir)?;
+                crate::steps::fresh_dir(&dir)?;
                 let tc = toolchain(&r.kernel.compiler);
                 match r.config_file() {
                     Some(f) => {

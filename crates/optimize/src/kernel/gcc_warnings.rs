@@ -33,7 +33,9 @@ pub fn notes(variant: &str, log: &Path) -> Vec<String> {
             ));
         }
     }
-    out.extend(crate::compiler::gcc_autofdo_note(log).map(|n| n.replacen("autofdo", variant, 1)));
+    out.extend(
+        crate::steps::gcc_note::gcc_autofdo_note(log).map(|n| n.replacen("autofdo", variant, 1)),
+    );
     out
 }
 

@@ -14,11 +14,11 @@ use base64::Engine;
 
 use super::boot::Boot;
 use super::build::BuiltKernel;
+use super::ctx::KernelCtx;
 use super::source::KernelSource;
 use super::variant::KernelVariant;
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::train::ProfileFile;
+use crate::steps::cache::Key;
+use crate::steps::ProfileFile;
 
 const PREFIX: &str = "kfdo-gcov: ";
 
@@ -154,7 +154,7 @@ impl KernelCtx {
             key,
             std::slice::from_ref(&listing),
             |log| {
-                crate::ctx::fresh_dir(&record)?;
+                crate::steps::fresh_dir(&record)?;
                 let booted = self
                     .boot(&Boot {
                         kernel: &k,
@@ -248,7 +248,7 @@ fn write_counts(profiles: &Path, k: &BuiltKernel, files: &[GcdaFile]) -> anyhow:
         return Ok(dir);
     }
     let tmp = profiles.join(format!(".{}.tmp", &hash[..16]));
-    crate::ctx::fresh_dir(&tmp)?;
+    crate::steps::fresh_dir(&tmp)?;
     for (name, data) in &named {
         std::fs::write(tmp.join(name), data)?;
     }

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::build::BuiltKernel;
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::Stdout;
+use super::ctx::KernelCtx;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
 
 impl KernelCtx {
     /// The workload's initramfs (`OUT/initramfs/workload.cpio.gz`) and its content hash.
@@ -19,7 +19,7 @@ impl KernelCtx {
         let dir = r.resolve(&r.workload.dir);
         let out = self.dir("initramfs/workload.cpio.gz");
         let key = Key::new("initramfs")
-            .add("workload", crate::cache::content_hash(&dir)?)
+            .add("workload", crate::steps::cache::content_hash(&dir)?)
             .add("compiler", &r.kernel.compiler)
             .add("arch", &r.kernel.arch)
             .add("tools", &self.tool_ids)
@@ -66,7 +66,7 @@ impl KernelCtx {
         let step = format!("initramfs {}", k.variant);
         let done = self.step(&step, key, std::slice::from_ref(&out), |log| {
             let stage = self.dir(&format!("initramfs/.{}", k.variant));
-            crate::ctx::fresh_dir(&stage)?;
+            crate::steps::fresh_dir(&stage)?;
             std::fs::create_dir_all(stage.join("lib/modules"))?;
             for m in &r.workload.modules {
                 let built = k.dir.join(m);

@@ -17,10 +17,10 @@ use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant}
 
 use super::boot::Boot;
 use super::build::BuiltKernel;
+use super::ctx::KernelCtx;
 use super::recipe::{KernelBench, DEFAULT_BOOTS};
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::Log;
+use crate::steps::cache::Key;
+use crate::steps::exec::Log;
 
 /// A kernel to judge and the initramfs it boots.
 pub struct Contender {
@@ -166,7 +166,7 @@ impl KernelCtx {
             key.finish(),
             std::slice::from_ref(&db),
             |log| {
-                crate::ctx::fresh_dir(&dir)?;
+                crate::steps::fresh_dir(&dir)?;
                 let never = AtomicBool::new(false);
                 for bench in &r.benches {
                     let variants: Vec<Variant> = contenders

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use super::build::BuiltKernel;
 use super::config::make;
+use super::ctx::KernelCtx;
 use super::source::KernelSource;
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::Stdout;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
 
 impl KernelCtx {
     /// The .deb and .rpm packages of `k`, in `OUT/packages`, named with its tag.
@@ -23,7 +23,7 @@ impl KernelCtx {
             .add("tag", tag)
             .finish();
         let done = self.step("packages", key, &[], |log| {
-            crate::ctx::fresh_dir(&out)?;
+            crate::steps::fresh_dir(&out)?;
             for target in ["bindeb-pkg", "binrpm-pkg"] {
                 // Both targets number their build with scripts/build-version (.version + 1)
                 // and rebuild the kernel with it as KBUILD_BUILD_VERSION; from 0 that is 1,

@@ -4,10 +4,10 @@
 //! `CLANG_PROPELLER_PROFILE_PREFIX=OUT/profiles/propeller` names.
 
 use super::build::BuiltKernel;
-use super::pipeline::KernelRecording;
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::train::ProfileFile;
+use super::ctx::KernelCtx;
+use super::train::KernelRecording;
+use crate::steps::cache::Key;
+use crate::steps::ProfileFile;
 
 impl KernelCtx {
     /// Returns the prefix (as the profile's path) and the two files' combined hash.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::recipe::{check_table_names, name_ok};
+use crate::steps::recipe_file::{check_table_names, name_ok};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -157,6 +157,17 @@ fn default_profile() -> String {
 /// Default boots per variant of an evaluation workload.
 pub const DEFAULT_BOOTS: usize = 5;
 
+/// Names of the built-in variants (`variant` builds them); a recipe's own
+/// [[variant]] may not take one.
+pub const BUILT_IN: &[&str] = &[
+    "baseline",
+    "autofdo",
+    "autofdo-llvm-profgen",
+    "autofdo+thinlto",
+    "autofdo+thinlto+propeller",
+    "ifdo",
+];
+
 pub const COMPILERS: &[&str] = &["clang-19", "gcc-12", "gcc-11"];
 
 impl KernelRecipe {
@@ -166,8 +177,13 @@ impl KernelRecipe {
     }
 
     pub fn load(path: &Path) -> anyhow::Result<KernelRecipe> {
+        KernelRecipe::from_text(path, &crate::steps::recipe_file::read_text(path)?)
+    }
+
+    /// The kernel recipe in `text`, read from `path`.
+    pub fn from_text(path: &Path, text: &str) -> anyhow::Result<KernelRecipe> {
         let (mut r, canonical, dir): (KernelRecipe, _, _) =
-            crate::recipe::parse_file(path, "kernel recipe")?;
+            crate::steps::recipe_file::parse_text(path, text, "kernel recipe")?;
         r.path = canonical;
         r.dir = dir;
         r.validate()
@@ -282,7 +298,7 @@ impl KernelRecipe {
         }
         check_table_names("variant", self.variants.iter().map(|v| v.name.as_str()))?;
         for v in &self.variants {
-            if super::variant::BUILT_IN.contains(&v.name.as_str()) {
+            if BUILT_IN.contains(&v.name.as_str()) {
                 bail!(
                     "[[variant]] {:?}: that name is a built-in variant; choose another",
                     v.name

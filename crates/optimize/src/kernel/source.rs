@@ -10,9 +10,9 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use super::KernelCtx;
-use crate::cache::Key;
-use crate::exec::Stdout;
+use super::ctx::KernelCtx;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
 
 /// An unpacked kernel tree and what identifies it.
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ impl KernelCtx {
             .add("suite", &r.kernel.suite)
             .add(
                 "fetcher",
-                crate::scripts::identity("fetch-debian-binary.sh"),
+                crate::steps::scripts::identity("fetch-debian-binary.sh"),
             )
             .finish();
         if let Some(done) = self.cache.lookup("kernel source", &key) {
@@ -111,12 +111,12 @@ impl KernelCtx {
         }
         let done = self.step("kernel source", key, &[], |log| {
             let (tarball, id, label) = if named.is_file() {
-                let id = crate::cache::content_hash(&named)?;
+                let id = crate::steps::cache::content_hash(&named)?;
                 (named.clone(), id, named.display().to_string())
             } else {
                 self.fetch_package(log)?
             };
-            let dest = cache_root().join(crate::cache::file_name(&label));
+            let dest = cache_root().join(crate::steps::cache::file_name(&label));
             let stamp = dest.join(".kfdo-complete");
             if std::fs::read_to_string(&stamp).ok().as_deref() != Some(id.as_str()) {
                 let tmp = dest.with_extension("unpacking");
@@ -158,9 +158,12 @@ impl KernelCtx {
     }
 
     /// Downloads the recipe's package; returns the tarball inside it, its id and a label.
-    fn fetch_package(&self, log: &crate::exec::Log) -> anyhow::Result<(PathBuf, String, String)> {
+    fn fetch_package(
+        &self,
+        log: &crate::steps::exec::Log,
+    ) -> anyhow::Result<(PathBuf, String, String)> {
         let r = &self.recipe;
-        let script = crate::scripts::write(&self.out, "fetch-debian-binary.sh")?;
+        let script = crate::steps::scripts::write(&self.out, "fetch-debian-binary.sh")?;
         let out = log.run(
             Command::new("bash")
                 .arg(&script)

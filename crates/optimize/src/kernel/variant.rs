@@ -47,17 +47,7 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use super::recipe::{KernelRecipe, VariantSpec};
-
-/// Names of the built-in variants.
-pub const BUILT_IN: &[&str] = &[
-    "baseline",
-    "autofdo",
-    "autofdo-llvm-profgen",
-    "autofdo+thinlto",
-    "autofdo+thinlto+propeller",
-    "ifdo",
-];
+use super::recipe::{KernelRecipe, VariantSpec, BUILT_IN};
 
 /// The name of the gcov-instrumented kernel an `ifdo` kernel is trained on.
 pub const INSTRUMENTED: &str = "ifdo-instrumented";

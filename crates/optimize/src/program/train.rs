@@ -9,12 +9,14 @@ use std::process::Command;
 
 use kfdo_record::hardware::Method;
 
-use crate::cache::Key;
-use crate::compile::Built;
-use crate::compiler::Compiler;
-use crate::ctx::{fresh_dir, Ctx};
-use crate::exec::Stdout;
-use crate::variant::Variant;
+use super::compile::Built;
+use super::compiler::Compiler;
+use super::ctx::Ctx;
+use super::variant::Variant;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
+use crate::steps::fresh_dir;
+use crate::steps::ProfileFile;
 
 /// A recorded run of one build.
 #[derive(Debug, Clone)]
@@ -65,13 +67,6 @@ fn propeller_words(facts: &serde_json::Value) -> String {
     } else {
         parts.join(", ")
     }
-}
-
-/// A profile file and its content hash.
-#[derive(Debug, Clone)]
-pub struct ProfileFile {
-    pub path: PathBuf,
-    pub hash: String,
 }
 
 /// The recording method: `auto` (None) resolved here (and said), so the step key
@@ -181,7 +176,7 @@ impl Ctx {
             )
             .add("kfdo", &self.kfdo_hash)
             .finish();
-        let done = self.step("profile kfdo", key, std::slice::from_ref(&out), |log| {
+        self.file_step("profile kfdo", key, out.clone(), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
             let summary = convert(log, built, rec, format, gcc_version, &out)?;
             log.say(&format!(
@@ -196,10 +191,6 @@ impl Ctx {
                 summary.seconds
             ));
             Ok(serde_json::json!({}))
-        })?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
         })
     }
 
@@ -267,7 +258,7 @@ impl Ctx {
             .add("ip-only", rec.ip_only.to_string())
             .add("kfdo", &self.kfdo_hash)
             .finish();
-        let done = self.step(&step, key, std::slice::from_ref(&out), |log| {
+        self.file_step(&step, key, out.clone(), |log| {
             std::fs::create_dir_all(out.parent().unwrap())?;
             let outcome = convert(
                 log,
@@ -286,10 +277,6 @@ impl Ctx {
                 outcome.seconds
             ));
             Ok(facts)
-        })?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
         })
     }
 
@@ -299,44 +286,23 @@ impl Ctx {
         built: &Built,
         rec: &Recording,
     ) -> anyhow::Result<ProfileFile> {
-        let out = self.dir("profiles/llvm-profgen.afdo");
-        let script = self.dir("profiles/perf.script");
         let key = Key::new("profile llvm-profgen")
             .add("binary", &built.hash)
             .add("perf.data", &rec.hash)
-            .add("ip-only", rec.ip_only.to_string())
-            .add(
-                "tools",
-                crate::ctx::tool_identity(&[&self.opts.profgen, "perf"])?,
-            )
-            .finish();
-        let done = self.step(
-            "profile llvm-profgen",
+            .add("ip-only", rec.ip_only.to_string());
+        let extra: &[&str] = if rec.ip_only {
+            &["--leading-ip-only"]
+        } else {
+            &[]
+        };
+        self.llvm_profgen_step(
             key,
-            std::slice::from_ref(&out),
-            |log| {
-                let extra: &[&str] = if rec.ip_only {
-                    &["--leading-ip-only"]
-                } else {
-                    &[]
-                };
-                run_llvm_profgen(
-                    log,
-                    &self.opts.profgen,
-                    &built.binary,
-                    &rec.perf_data,
-                    rec.ip_only,
-                    extra,
-                    &script,
-                    &out,
-                )?;
-                Ok(serde_json::json!({}))
-            },
-        )?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
-        })
+            &self.opts.profgen,
+            &built.binary,
+            &rec.perf_data,
+            rec.ip_only,
+            extra,
+        )
     }
 
     /// Runs the instrumented build on the training workload (natively) and
@@ -349,9 +315,12 @@ impl Ctx {
         let key = Key::new("train ifdo")
             .add("binary", &instrumented.hash)
             .add("workload", &r.train.command)
-            .add("tools", crate::ctx::tool_identity(&[&self.opts.profdata])?)
+            .add(
+                "tools",
+                crate::steps::tool_identity(&[&self.opts.profdata])?,
+            )
             .finish();
-        let done = self.step("train ifdo", key, std::slice::from_ref(&out), |log| {
+        self.file_step("train ifdo", key, out.clone(), |log| {
             fresh_dir(&dir)?;
             let raw = dir.join("raw");
             let run = dir.join("cwd");
@@ -381,10 +350,6 @@ impl Ctx {
                 Stdout::Log,
             )?;
             Ok(serde_json::json!({ "profraw_files": raws.len() }))
-        })?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
         })
     }
 }
@@ -392,7 +357,7 @@ impl Ctx {
 /// `kfdo profile` of the recording `rec` of `built` into `out` (a prefix for Propeller),
 /// in `format`; what it reads is said in the step's log.
 fn convert(
-    log: &crate::exec::Log,
+    log: &crate::steps::exec::Log,
     built: &Built,
     rec: &Recording,
     format: kfdo_convert::OutputFormat,
@@ -425,41 +390,4 @@ fn list_profraw(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// `perf script` of `perf_data` into `script`, then `profgen` on it into `out`: llvm's
-/// reference conversion (`extra`: `--kernel`, `--leading-ip-only`). The script text is
-/// large and only an intermediate: removed afterwards.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_llvm_profgen(
-    log: &crate::exec::Log,
-    profgen: &str,
-    binary: &std::path::Path,
-    perf_data: &std::path::Path,
-    ip_only: bool,
-    extra: &[&str],
-    script: &std::path::Path,
-    out: &std::path::Path,
-) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out.parent().unwrap())?;
-    let fields = if ip_only { "ip" } else { "ip,brstack" };
-    log.run(
-        Command::new("perf")
-            .args(["script", "-F", fields, "--show-mmap-events", "-i"])
-            .arg(perf_data),
-        Stdout::File(script),
-    )?;
-    log.run(
-        Command::new(profgen)
-            .args(extra)
-            .arg("--binary")
-            .arg(binary)
-            .arg("--perfscript")
-            .arg(script)
-            .arg("-o")
-            .arg(out),
-        Stdout::Log,
-    )?;
-    let _ = std::fs::remove_file(script);
-    Ok(())
 }

@@ -5,8 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use serde::Deserialize;
+
+use crate::steps::recipe_file::{check_table_names, name_ok, parse_text, quote, read_text};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -52,10 +54,10 @@ pub struct Build {
     /// Optimization flags every variant shares (kfdo adds debug-info and profile flags).
     #[serde(default = "default_opt")]
     pub opt: String,
-    /// The compiler family: `clang` (default), `gcc` or `gcc-N` (see [`crate::compiler`]).
+    /// The compiler family: `clang` (default), `gcc` or `gcc-N` (see [`super::compiler`]).
     #[serde(default = "default_compiler")]
     pub compiler: String,
-    /// Another architecture to build for (`aarch64-linux-gnu`; see [`crate::target`]).
+    /// Another architecture to build for (`aarch64-linux-gnu`; see [`super::target`]).
     pub target: Option<String>,
 }
 
@@ -85,66 +87,15 @@ pub struct Bench {
     pub runs: Option<usize>,
 }
 
-/// Whether `s` can name a directory and a benchmark: letters, digits and `. _ + -`.
-pub(crate) fn name_ok(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
-}
-
-/// Every `[[TABLE]]` named with [`name_ok`] characters, no name twice.
-pub(crate) fn check_table_names<'a>(
-    table: &str,
-    names: impl IntoIterator<Item = &'a str>,
-) -> anyhow::Result<()> {
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, n) in names.into_iter().enumerate() {
-        if !name_ok(n) {
-            bail!(
-                "[[{table}]] {}: name = {n:?}: use letters, digits and . _ + - only",
-                i + 1
-            );
-        }
-        if seen.contains(&n) {
-            bail!("two [[{table}]] tables are named {n:?}");
-        }
-        seen.push(n);
-    }
-    Ok(())
-}
-
-/// A recipe file's text; the error names the file and where the bundled ones are.
-pub fn read_text(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read recipe {}: {e} (bundled recipes are in recipes/*/recipe.toml)",
-            path.display()
-        )
-    })
-}
-
-/// A recipe of type `T` parsed from `path`, with the file's canonical path and directory.
-pub(crate) fn parse_file<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    what: &str,
-) -> anyhow::Result<(T, PathBuf, PathBuf)> {
-    let text = read_text(path)?;
-    let r: T = toml::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{what} {}: {}(the format is described in recipes/README.md)",
-            path.display(),
-            e.to_string().replace("TOML parse error at ", "")
-        )
-    })?;
-    let canonical = std::fs::canonicalize(path)
-        .with_context(|| format!("cannot resolve {}", path.display()))?;
-    let dir = canonical.parent().unwrap_or(Path::new("/")).to_path_buf();
-    Ok((r, canonical, dir))
-}
-
 impl Recipe {
     pub fn load(path: &Path) -> anyhow::Result<Recipe> {
-        let (mut r, canonical, dir): (Recipe, _, _) = parse_file(path, "recipe")?;
+        Recipe::from_text(path, &read_text(path)?)
+    }
+
+    /// The recipe in `text`, read from `path` (which names it in errors and anchors its
+    /// relative paths).
+    pub fn from_text(path: &Path, text: &str) -> anyhow::Result<Recipe> {
+        let (mut r, canonical, dir): (Recipe, _, _) = parse_text(path, text, "recipe")?;
         r.path = canonical;
         r.dir = dir;
         r.validate()
@@ -182,9 +133,9 @@ impl Recipe {
         if self.build.command.trim().is_empty() {
             bail!("[build] command is empty");
         }
-        crate::compiler::check_choice(&self.build.compiler)?;
+        super::compiler::check_choice(&self.build.compiler)?;
         if let Some(t) = &self.build.target {
-            crate::target::Target::parse(t)?;
+            super::target::Target::parse(t)?;
             if self.build.compiler != "clang" {
                 bail!(
                     "[build] target = {t:?} with compiler = {:?}: cross builds use clang-19 \
@@ -259,10 +210,6 @@ impl Recipe {
         }
         Ok(argv)
     }
-}
-
-pub fn quote(p: &Path) -> String {
-    shell_words::quote(&p.to_string_lossy()).into_owned()
 }
 
 #[cfg(test)]

@@ -6,11 +6,12 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::cache::{content_hash, Key};
-use crate::compiler::{gcc_flags, gcc_instrumented_flags, Compiler};
-use crate::ctx::{fresh_dir, Ctx};
-use crate::exec::Stdout;
-use crate::variant::Variant;
+use super::compiler::{gcc_flags, gcc_instrumented_flags, Compiler};
+use super::ctx::Ctx;
+use super::variant::Variant;
+use crate::steps::cache::{content_hash, Key};
+use crate::steps::exec::Stdout;
+use crate::steps::fresh_dir;
 
 /// The source tree and what identifies its content, for downstream keys.
 pub struct Sources {
@@ -59,7 +60,7 @@ impl Ctx {
             .add("debian", &pkg)
             .add(
                 "fetcher",
-                crate::scripts::identity("fetch-debian-source.sh"),
+                crate::steps::scripts::identity("fetch-debian-source.sh"),
             )
             .finish();
         // The unpacked tree lives in a shared cache outside the output
@@ -72,7 +73,7 @@ impl Ctx {
         }
 
         let done = self.step("source", key, &[], |log| {
-            let script = crate::scripts::write(&self.opts.out, "fetch-debian-source.sh")?;
+            let script = crate::steps::scripts::write(&self.opts.out, "fetch-debian-source.sh")?;
             let out = log.run(Command::new("bash").arg(&script).arg(&pkg), Stdout::Capture)?;
             let src = out.lines().last().unwrap_or("").trim().to_string();
             if !Path::new(&src).is_dir() {

@@ -1,6 +1,6 @@
-//! What every step sees: the options, the output layout, the step cache,
-//! the progress display and the tools' identities; and `step`, which runs a
-//! step's body only when the cache does not already hold its result.
+//! What every pipeline's steps share: the output layout, the step cache, the
+//! progress display and the tools' identities; and `step`, which runs a step's
+//! body only when the cache does not already hold its result.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,44 +8,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::cache::{file_name, Cache, Done};
-use crate::exec::Log;
-use crate::progress::Progress;
-use crate::recipe::Recipe;
-use crate::variant::Variant;
-
-/// What the user asked for.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub recipe: Recipe,
-    pub variants: Vec<Variant>,
-    /// How the training run is recorded; None is auto (which picks, and says why).
-    pub method: Option<kfdo_record::hardware::Method>,
-    /// `kfdo record --period`, when given.
-    pub period: Option<u64>,
-    /// The benchmark's counters; `Auto` here means hardware perf, else emulated.
-    pub counters: kfdo_bench::counters::Choice,
-    /// Timed runs per variant, overriding the recipe's.
-    pub runs: Option<usize>,
-    /// Output directory.
-    pub out: PathBuf,
-    /// The executable that holds kfdo's code (the running one): its content hash keys
-    /// the steps that kfdo's own code does (conversion, report).
-    pub kfdo_exe: PathBuf,
-    pub cc: String,
-    pub cxx: String,
-    /// The family `cc` belongs to: it picks the flags and the profile formats.
-    pub compiler: crate::compiler::Compiler,
-    /// `[build] target`: the architecture the builds are for, when not this machine's.
-    pub target: Option<crate::target::Target>,
-    pub profdata: String,
-    pub profgen: String,
-    /// Independent steps (builds) run at once.
-    pub jobs: usize,
-    pub quiet: bool,
-    /// Record the optimized build too, for the heat map of baseline vs optimized.
-    pub heatmaps: bool,
-}
+use super::cache::{file_name, Cache, Done};
+use super::exec::Log;
+use super::progress::Progress;
 
 /// What every pipeline's steps share: the output directory, the step cache, the
 /// progress display, the logs and the identities that key the steps.
@@ -64,19 +29,6 @@ pub struct Steps {
     pub timings: std::sync::Mutex<Vec<(String, f64, bool)>>,
 }
 
-/// The program pipeline's context: its options and the shared [`Steps`].
-pub struct Ctx {
-    pub opts: Options,
-    pub steps: Steps,
-}
-
-impl std::ops::Deref for Ctx {
-    type Target = Steps;
-    fn deref(&self) -> &Steps {
-        &self.steps
-    }
-}
-
 /// Tool versions, as one string for keys.
 pub fn tool_identity(tools: &[&str]) -> anyhow::Result<String> {
     let mut id = String::new();
@@ -91,23 +43,6 @@ pub fn tool_identity(tools: &[&str]) -> anyhow::Result<String> {
         id.push_str(&String::from_utf8_lossy(&out.stdout));
     }
     Ok(id)
-}
-
-impl Ctx {
-    pub fn new(opts: Options, total_steps: usize) -> anyhow::Result<Ctx> {
-        let steps = Steps::new(
-            &opts.out,
-            &[&opts.cc, &opts.cxx],
-            &opts.kfdo_exe,
-            total_steps,
-            opts.quiet,
-        )?;
-        Ok(Ctx { opts, steps })
-    }
-
-    pub fn recipe(&self) -> &Recipe {
-        &self.opts.recipe
-    }
 }
 
 impl Steps {
@@ -131,7 +66,7 @@ impl Steps {
             logs,
             tool_ids: tool_identity(tools)?,
             kfdo_version: env!("CARGO_PKG_VERSION").to_string(),
-            kfdo_hash: crate::cache::content_hash(kfdo_exe)?,
+            kfdo_hash: super::cache::content_hash(kfdo_exe)?,
             timings: std::sync::Mutex::new(Vec::new()),
         })
     }
@@ -154,6 +89,7 @@ impl Steps {
         body: impl FnOnce(&Log) -> anyhow::Result<serde_json::Value>,
     ) -> anyhow::Result<Done> {
         if let Some(done) = self.cache.lookup(step, &key) {
+            super::interrupt::cached(step);
             self.progress.cached(step);
             self.timed(step, done.seconds, true);
             return Ok(done);
@@ -162,10 +98,12 @@ impl Steps {
         let log_path = self.log_path(step);
         let bar = self.progress.start(step, Some(&log_path));
         let log = Log::create(step, &log_path)?;
+        let running = super::interrupt::Running::start(step, outputs);
         let t0 = Instant::now();
         let facts = body(&log)?;
         let seconds = t0.elapsed().as_secs_f64();
         let done = self.cache.save(step, &key, outputs, facts, seconds)?;
+        running.finished();
         bar.finish();
         self.timed(step, seconds, false);
         Ok(done)
@@ -175,6 +113,43 @@ impl Steps {
         if let Ok(mut t) = self.timings.lock() {
             t.push((step.to_string(), seconds, cached));
         }
+    }
+
+    /// The run's first lines: the recipe (`what`: "recipe", "kernel recipe"), where
+    /// the results go, the variants, `details` (how training is recorded...), the logs.
+    pub fn say_header(
+        &self,
+        what: &str,
+        name: &str,
+        path: &Path,
+        variants: &[&str],
+        details: &[String],
+    ) {
+        self.progress.say(format!(
+            "kfdo optimize: {what} '{name}' ({}) -> {}",
+            path.display(),
+            self.out.display()
+        ));
+        let mut line = format!("  variants: {}", variants.join(", "));
+        for d in details {
+            line.push_str("; ");
+            line.push_str(d);
+        }
+        self.progress
+            .say(format!("{line}; logs in {}", self.logs.display()));
+    }
+
+    /// Writes the verdict to `OUT/summary.md`, says the run is over, and returns the
+    /// summary's path.
+    pub fn write_summary(&self, summary: &str) -> anyhow::Result<PathBuf> {
+        let path = self.out.join("summary.md");
+        std::fs::write(&path, summary)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        self.progress.say(format!(
+            "kfdo optimize: finished in {}",
+            self.progress.elapsed()
+        ));
+        Ok(path)
     }
 
     /// The per-step timing table (Markdown): what ran, for how long, and what was cached.

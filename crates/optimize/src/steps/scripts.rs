@@ -10,15 +10,15 @@ use anyhow::Context;
 const SCRIPTS: &[(&str, &str)] = &[
     (
         "fetch-debian-source.sh",
-        include_str!("../../../scripts/fetch-debian-source.sh"),
+        include_str!("../../../../scripts/fetch-debian-source.sh"),
     ),
     (
         "fetch-debian-binary.sh",
-        include_str!("../../../scripts/fetch-debian-binary.sh"),
+        include_str!("../../../../scripts/fetch-debian-binary.sh"),
     ),
     (
         "lib/isolated-apt.sh",
-        include_str!("../../../scripts/lib/isolated-apt.sh"),
+        include_str!("../../../../scripts/lib/isolated-apt.sh"),
     ),
 ];
 

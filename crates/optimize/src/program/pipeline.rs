@@ -18,20 +18,25 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use kfdo_bench::counters::Choice;
 use kfdo_record::hardware::Method;
+use rayon::prelude::*;
 
-use crate::compile::{Built, Sources};
-use crate::ctx::{Ctx, Options};
-use crate::judge::{resolve_counters, HeatInput};
-use crate::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
-use crate::train::{resolve_method, ProfileFile, PropellerProfiles, Recording};
-use crate::variant::{propeller_flags, ProfileKind, Variant};
+use super::compile::{Built, Sources};
+use super::ctx::{Ctx, Options};
+use super::judge::{resolve_counters, HeatInput};
+use super::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
+use super::train::{resolve_method, PropellerProfiles, Recording};
+use super::variant::{propeller_flags, ProfileKind, Variant};
+use crate::steps::agree::profiles_agree;
+use crate::steps::gcc_note::gcc_autofdo_note;
+use crate::steps::ProfileFile;
 
 pub struct Outcome {
     pub report: PathBuf,
     pub summary: String,
     pub summary_path: PathBuf,
-    pub gains: Vec<crate::summary::Gains>,
+    pub gains: Vec<super::summary::Gains>,
 }
 
 /// Whether a layout variant of this kind optimizes the build `base`.
@@ -80,11 +85,6 @@ fn both<A: Send, B: Send>(
 }
 
 pub fn run(opts: Options) -> anyhow::Result<Outcome> {
-    if let Some(t) = &opts.target {
-        t.check_variants(&opts.variants)?;
-        t.method(opts.method)?;
-        t.counters(opts.counters)?;
-    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -219,12 +219,89 @@ impl Ctx {
     }
 }
 
+/// How the run records and counts, resolved once (auto says why it picked).
+struct Setup {
+    method: Method,
+    counters: Choice,
+    /// `llvm-bolt-19 --version`, when a BOLT variant is judged.
+    bolt_id: Option<String>,
+}
+
+/// The baseline's training run and what was made of it.
+struct Trained {
+    recording: Option<Recording>,
+    kfdo: Option<ProfileFile>,
+    profgen: Option<ProfileFile>,
+    ifdo: Option<ProfileFile>,
+    on_baseline: LayoutProfiles,
+}
+
+/// Every build, in the variants' order (baseline first), and the recording of
+/// autofdo+thinlto when layout variants sit on top of it.
+struct Builds {
+    builds: Vec<(Variant, Built)>,
+    thin_recording: Option<Recording>,
+}
+
 fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let o = &ctx.opts;
+    let setup = set_up(ctx)?;
+    let src = ctx.fetch_source()?;
+    let sources = ctx.prepare(&src)?;
+    let (baseline, instrumented) = build_baseline(ctx, &sources)?;
+    let trained = train(ctx, &baseline, instrumented.as_ref(), setup.method)?;
+    let mut notes = Vec::new();
+    if let (Some(k), Some(l)) = (&trained.kfdo, &trained.profgen) {
+        notes.push(profiles_agree(&k.path, &l.path));
+    }
+    if let Some(p) = &trained.on_baseline.propeller {
+        notes.push(format!(
+            "propeller: kfdo's Propeller profiles of the baseline: {}",
+            p.summary
+        ));
+    }
+    let recording = trained.recording.clone();
+    let inputs = Inputs {
+        sources: &sources,
+        baseline: &baseline,
+        kfdo: trained.kfdo,
+        profgen: trained.profgen,
+        ifdo: trained.ifdo,
+        on_baseline: trained.on_baseline,
+        bolt_id: setup.bolt_id,
+    };
+    let built = build_optimized(ctx, &inputs, setup.method, &mut notes)?;
+    build_notes(ctx, &mut notes);
+    // Judged alone on the machine.
+    let db = ctx.bench(&built.builds, setup.counters)?;
+    let heat = record_heat(ctx, &built, recording, setup.method)?;
+    let report = ctx.report(&db, &heat)?;
+    let time_label = o.target.as_ref().map(|t| t.time_label());
+    let (summary, gains) = super::summary::summarize(
+        &report.join("kfdo.db"),
+        &ctx.recipe().name,
+        &notes,
+        time_label.as_deref(),
+    )?;
+    std::fs::write(
+        o.out.join("summary.json"),
+        serde_json::to_vec_pretty(&gains)?,
+    )?;
+    let summary_path = ctx.write_summary(&summary)?;
+    Ok(Outcome {
+        report,
+        summary,
+        summary_path,
+        gains,
+    })
+}
+
+/// Resolves the recording method and the counters (a cross build runs only under
+/// QEMU: emulated recording and counters), refuses layout variants without branch
+/// stacks, and says what the run will do.
+fn set_up(ctx: &Ctx) -> anyhow::Result<Setup> {
+    let o = &ctx.opts;
     let r = ctx.recipe();
-    let has = |v: Variant| o.variants.contains(&v);
-    // A cross build runs only under QEMU: emulated recording and counters (checked by
-    // `run` before anything was written).
     let ((method, why), (counters, counters_note)) = match &o.target {
         Some(t) => (t.method(o.method)?, (t.counters(o.counters)?, None)),
         None => (resolve_method(o.method), resolve_counters(o.counters)),
@@ -246,82 +323,88 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
     }
     let bolt_id = if layout.iter().any(|v| v.profile() == ProfileKind::Bolt) {
-        Some(crate::postlink::bolt_identity()?)
+        Some(crate::program::postlink::bolt_identity()?)
     } else {
         None
     };
-    ctx.progress.say(format!(
-        "kfdo optimize: recipe '{}' ({}) -> {}",
-        r.name,
-        r.path.display(),
-        o.out.display()
-    ));
-    ctx.progress.say(format!(
-        "  variants: {}; training recorded with --method {}; counters: {}; logs in {}",
-        o.variants
-            .iter()
-            .map(|v| v.name())
-            .collect::<Vec<_>>()
-            .join(", "),
-        method.name(),
-        counters.name(),
-        ctx.logs.display()
-    ));
+    let names: Vec<&str> = o.variants.iter().map(|v| v.name()).collect();
+    ctx.say_header(
+        "recipe",
+        &r.name,
+        &r.path,
+        &names,
+        &[
+            format!("training recorded with --method {}", method.name()),
+            format!("counters: {}", counters.name()),
+        ],
+    );
     for w in why.iter().chain(counters_note.iter()) {
         ctx.progress.say(format!("  {w}"));
     }
+    Ok(Setup {
+        method,
+        counters,
+        bolt_id,
+    })
+}
 
-    let src = ctx.fetch_source()?;
-    let sources = ctx.prepare(&src)?;
-
-    // Stage 1: the baseline (with the map or the relocations a layout variant on top of
-    // it reads), and the instrumented build for ifdo.
+/// The baseline (with the map or the relocations a layout variant on top of it
+/// reads), and beside it the instrumented build for ifdo.
+fn build_baseline(ctx: &Ctx, sources: &Sources) -> anyhow::Result<(Built, Option<Built>)> {
     let (bflags, blink) = ctx.variant_flags(Variant::Baseline, None);
-    let (baseline, instrumented) = both(
-        || ctx.build(&sources, "baseline", bflags, blink, ""),
+    both(
+        || ctx.build(sources, "baseline", bflags, blink, ""),
         || {
-            if !has(Variant::Ifdo) {
+            if !ctx.opts.variants.contains(&Variant::Ifdo) {
                 return Ok(None);
             }
             let (c, l) = ctx.instrumented_flags();
-            ctx.build(&sources, "ifdo-instrumented", c, l, "").map(Some)
+            ctx.build(sources, "ifdo-instrumented", c, l, "").map(Some)
         },
-    )?;
+    )
+}
 
-    // Stage 2: record the training run; run the instrumented build.
+/// Records the baseline's training run (beside it, the instrumented build's) and
+/// converts the recording, with kfdo and with llvm-profgen, and into the layout
+/// profiles of the variants on top of the baseline.
+fn train(
+    ctx: &Ctx,
+    baseline: &Built,
+    instrumented: Option<&Built>,
+    method: Method,
+) -> anyhow::Result<Trained> {
+    let o = &ctx.opts;
+    let has = |v: Variant| o.variants.contains(&v);
     let wants_record = o.variants.iter().any(|v| {
         !v.is_layout() && matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen)
     }) || o.heatmaps
         || layout_on(o, Variant::Baseline);
-    let (recording, ifdo_profile) = both(
+    let (recording, ifdo) = both(
         || {
             if wants_record {
-                ctx.record(&baseline, method, "training run").map(Some)
+                ctx.record(baseline, method, "training run").map(Some)
             } else {
                 Ok(None)
             }
         },
-        || match &instrumented {
+        || match instrumented {
             Some(b) if o.compiler.is_gcc() => ctx.train_instrumented_gcc(b).map(Some),
             Some(b) => ctx.train_instrumented(b).map(Some),
             None => Ok(None),
         },
     )?;
-
-    // Stage 3: convert the recording, with kfdo and with llvm-profgen, and into the
-    // layout profiles of the variants on top of the baseline.
-    let ((kfdo_profile, profgen_profile), on_baseline) = both(
+    let ((kfdo, profgen), on_baseline) = both(
         || {
             both(
                 || match &recording {
                     Some(rec) if has(Variant::Autofdo) || has(Variant::AutofdoThinlto) => {
-                        ctx.profile_kfdo(&baseline, rec).map(Some)
+                        ctx.profile_kfdo(baseline, rec).map(Some)
                     }
                     _ => Ok(None),
                 },
                 || match &recording {
                     Some(rec) if has(Variant::AutofdoLlvmProfgen) => {
-                        ctx.profile_llvm_profgen(&baseline, rec).map(Some)
+                        ctx.profile_llvm_profgen(baseline, rec).map(Some)
                     }
                     _ => Ok(None),
                 },
@@ -329,35 +412,30 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
         || match &recording {
             Some(rec) if layout_on(o, Variant::Baseline) => {
-                ctx.layout_profiles(Variant::Baseline, &baseline, rec)
+                ctx.layout_profiles(Variant::Baseline, baseline, rec)
             }
             _ => Ok(LayoutProfiles::default()),
         },
     )?;
-
-    let mut notes = Vec::new();
-    if let (Some(k), Some(l)) = (&kfdo_profile, &profgen_profile) {
-        notes.push(profiles_agree(&k.path, &l.path));
-    }
-    if let Some(p) = &on_baseline.propeller {
-        notes.push(format!(
-            "propeller: kfdo's Propeller profiles of the baseline: {}",
-            p.summary
-        ));
-    }
-
-    // Stage 4: the optimized builds, side by side; beside them the autofdo+thinlto
-    // chain when layout variants sit on top of it (its build, its recording, their
-    // profiles and builds).
-    let inputs = Inputs {
-        sources: &sources,
-        baseline: &baseline,
-        kfdo: kfdo_profile,
-        profgen: profgen_profile,
-        ifdo: ifdo_profile,
+    Ok(Trained {
+        recording,
+        kfdo,
+        profgen,
+        ifdo,
         on_baseline,
-        bolt_id,
-    };
+    })
+}
+
+/// The optimized builds, side by side; beside them the autofdo+thinlto chain when
+/// layout variants sit on top of it (its build, its recording, their profiles and
+/// builds).
+fn build_optimized(
+    ctx: &Ctx,
+    inputs: &Inputs<'_>,
+    method: Method,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Builds> {
+    let o = &ctx.opts;
     let chain = layout_on(o, Variant::AutofdoThinlto);
     let direct: Vec<Variant> = o
         .variants
@@ -368,12 +446,11 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
             !(chain && (*v == Variant::AutofdoThinlto || v.base() == Some(Variant::AutofdoThinlto)))
         })
         .collect();
-    use rayon::prelude::*;
     let (direct_built, chain_out) = both(
         || {
             Ok(direct
                 .par_iter()
-                .map(|&v| ctx.make(v, &inputs, Some(inputs.baseline), &inputs.on_baseline))
+                .map(|&v| ctx.make(v, inputs, Some(inputs.baseline), &inputs.on_baseline))
                 .collect::<Vec<anyhow::Result<Built>>>())
         },
         || {
@@ -381,7 +458,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
                 return Ok(None);
             }
             let none = LayoutProfiles::default();
-            let thin = ctx.make(Variant::AutofdoThinlto, &inputs, None, &none)?;
+            let thin = ctx.make(Variant::AutofdoThinlto, inputs, None, &none)?;
             let rec = ctx.record(&thin, method, "autofdo+thinlto (training run)")?;
             let profiles = ctx.layout_profiles(Variant::AutofdoThinlto, &thin, &rec)?;
             let on_thin: Vec<Variant> = o
@@ -392,7 +469,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
                 .collect();
             let built: Vec<anyhow::Result<Built>> = on_thin
                 .par_iter()
-                .map(|&v| ctx.make(v, &inputs, Some(&thin), &profiles))
+                .map(|&v| ctx.make(v, inputs, Some(&thin), &profiles))
                 .collect();
             let mut out = vec![(Variant::AutofdoThinlto, thin)];
             for (v, b) in on_thin.iter().zip(built) {
@@ -402,7 +479,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         },
     )?;
     let mut by_variant: BTreeMap<Variant, Built> = BTreeMap::new();
-    by_variant.insert(Variant::Baseline, baseline.clone());
+    by_variant.insert(Variant::Baseline, inputs.baseline.clone());
     for (v, b) in direct.iter().zip(direct_built) {
         by_variant.insert(*v, b?);
     }
@@ -417,12 +494,20 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
             ));
         }
     }
-    if o.compiler.is_gcc() && has(Variant::Autofdo) {
-        notes.extend(crate::compiler::gcc_autofdo_note(
-            &ctx.log_path("build autofdo"),
-        ));
+    Ok(Builds {
+        builds: by_variant.into_iter().collect(),
+        thin_recording,
+    })
+}
+
+/// What the builds' logs say that the summary should: GCC's AutoFDO warnings, BOLT's
+/// profile lines and the layout warnings.
+fn build_notes(ctx: &Ctx, notes: &mut Vec<String>) {
+    let o = &ctx.opts;
+    if o.compiler.is_gcc() && o.variants.contains(&Variant::Autofdo) {
+        notes.extend(gcc_autofdo_note(&ctx.log_path("build autofdo")));
     }
-    for v in &layout {
+    for v in o.variants.iter().filter(|v| v.is_layout()) {
         let log = ctx.log_path(&format!("build {}", v.name()));
         let files: Vec<PathBuf> = match v.profile() {
             ProfileKind::Propeller => {
@@ -442,97 +527,49 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         }
         notes.extend(explain_warnings(&warnings));
     }
-    // In the variants' order (baseline first).
-    let builds: Vec<(Variant, Built)> = by_variant.into_iter().collect();
-
-    // Stage 5: judge, alone on the machine.
-    let db = ctx.bench(&builds, counters)?;
-
-    // Stage 6: heat maps of every build with a recording of the training workload: the
-    // baseline's and autofdo+thinlto's recordings exist; autofdo and the layout variants
-    // are recorded for theirs.
-    let mut heat = Vec::new();
-    if o.heatmaps {
-        let to_record: Vec<&(Variant, Built)> = builds
-            .iter()
-            .filter(|(v, _)| *v == Variant::Autofdo || v.is_layout())
-            .collect();
-        let recorded: Vec<anyhow::Result<Recording>> = to_record
-            .par_iter()
-            .map(|(v, b)| ctx.record(b, method, &format!("{} (for its heat map)", v.name())))
-            .collect();
-        let mut recs: BTreeMap<Variant, Recording> = BTreeMap::new();
-        for ((v, _), rec) in to_record.iter().zip(recorded) {
-            recs.insert(*v, rec?);
-        }
-        if let Some(rec) = recording.clone() {
-            recs.insert(Variant::Baseline, rec);
-        }
-        if let Some(rec) = thin_recording.clone() {
-            recs.insert(Variant::AutofdoThinlto, rec);
-        }
-        for (v, b) in &builds {
-            if let Some(rec) = recs.remove(v) {
-                heat.push(HeatInput {
-                    label: v.name().into(),
-                    binary: b.clone(),
-                    perf_data: rec.perf_data,
-                    perf_hash: rec.hash,
-                });
-            }
-        }
-    }
-    let report = ctx.report(&db, &heat)?;
-    let time_label = o.target.as_ref().map(|t| t.time_label());
-    let (summary, gains) = crate::summary::summarize(
-        &report.join("kfdo.db"),
-        &r.name,
-        &notes,
-        time_label.as_deref(),
-    )?;
-    let summary_path = o.out.join("summary.md");
-    std::fs::write(&summary_path, &summary)
-        .with_context(|| format!("cannot write {}", summary_path.display()))?;
-    std::fs::write(
-        o.out.join("summary.json"),
-        serde_json::to_vec_pretty(&gains)?,
-    )?;
-    ctx.progress.say(format!(
-        "kfdo optimize: finished in {}",
-        ctx.progress.elapsed()
-    ));
-    Ok(Outcome {
-        report,
-        summary,
-        summary_path,
-        gains,
-    })
 }
 
-/// Says whether kfdo's profile equals llvm-profgen-19's (they read the same
-/// perf.data), and if not, how many functions differ.
-pub(crate) fn profiles_agree(kfdo: &std::path::Path, profgen: &std::path::Path) -> String {
-    let read = |p: &std::path::Path| kfdo_afdo::read_profile(p).map_err(|e| e.to_string());
-    match (read(kfdo), read(profgen)) {
-        (Ok(a), Ok(b)) if a == b => format!(
-            "kfdo's profile equals llvm-profgen-19's ({} functions), so autofdo and \
-             autofdo-llvm-profgen are the same build up to timing noise",
-            a.functions.len()
-        ),
-        (Ok(a), Ok(b)) => {
-            let names: std::collections::BTreeSet<&String> =
-                a.functions.keys().chain(b.functions.keys()).collect();
-            let differ = names
-                .iter()
-                .filter(|n| a.functions.get(**n) != b.functions.get(**n))
-                .count();
-            format!(
-                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions \
-                 ({:.1} % of the functions equal)",
-                names.len(),
-                100.0 * (names.len() - differ) as f64 / names.len().max(1) as f64
-            )
-        }
-        (Err(e), _) | (_, Err(e)) => format!("the two profiles could not be compared: {e}"),
+/// Heat maps of every build with a recording of the training workload: the
+/// baseline's and autofdo+thinlto's recordings exist; autofdo and the layout variants
+/// are recorded for theirs.
+fn record_heat(
+    ctx: &Ctx,
+    built: &Builds,
+    recording: Option<Recording>,
+    method: Method,
+) -> anyhow::Result<Vec<HeatInput>> {
+    let mut heat = Vec::new();
+    if !ctx.opts.heatmaps {
+        return Ok(heat);
     }
+    let to_record: Vec<&(Variant, Built)> = built
+        .builds
+        .iter()
+        .filter(|(v, _)| *v == Variant::Autofdo || v.is_layout())
+        .collect();
+    let recorded: Vec<anyhow::Result<Recording>> = to_record
+        .par_iter()
+        .map(|(v, b)| ctx.record(b, method, &format!("{} (for its heat map)", v.name())))
+        .collect();
+    let mut recs: BTreeMap<Variant, Recording> = BTreeMap::new();
+    for ((v, _), rec) in to_record.iter().zip(recorded) {
+        recs.insert(*v, rec?);
+    }
+    if let Some(rec) = recording {
+        recs.insert(Variant::Baseline, rec);
+    }
+    if let Some(rec) = built.thin_recording.clone() {
+        recs.insert(Variant::AutofdoThinlto, rec);
+    }
+    for (v, b) in &built.builds {
+        if let Some(rec) = recs.remove(v) {
+            heat.push(HeatInput {
+                label: v.name().into(),
+                binary: b.clone(),
+                perf_data: rec.perf_data,
+                perf_hash: rec.hash,
+            });
+        }
+    }
+    Ok(heat)
 }

@@ -9,10 +9,11 @@ use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
 use kfdo_bench::runner::{Plan, ProgramSlot, StopRule};
 
-use crate::cache::Key;
-use crate::compile::Built;
-use crate::ctx::{fresh_dir, Ctx};
-use crate::variant::Variant;
+use super::compile::Built;
+use super::ctx::Ctx;
+use super::variant::Variant;
+use crate::steps::cache::Key;
+use crate::steps::fresh_dir;
 
 /// Default timed runs per variant.
 pub const DEFAULT_RUNS: usize = 10;
@@ -141,7 +142,7 @@ impl Ctx {
         Ok(db)
     }
 
-    fn runs(&self, b: &crate::recipe::Bench) -> usize {
+    fn runs(&self, b: &super::recipe::Bench) -> usize {
         self.opts.runs.or(b.runs).unwrap_or(DEFAULT_RUNS)
     }
 
@@ -152,7 +153,7 @@ impl Ctx {
         let dir = self.dir("report");
         let index = dir.join("index.html");
         let mut key = Key::new("report")
-            .add("results", crate::cache::content_hash(db)?)
+            .add("results", crate::steps::cache::content_hash(db)?)
             .add("kfdo", &self.kfdo_hash);
         for h in heat {
             key = key
@@ -169,7 +170,10 @@ impl Ctx {
                 let store = dir.join("kfdo.db");
                 std::fs::copy(db, &store)?;
                 for h in heat {
-                    let png = dir.join(format!("heat-{}.png", crate::cache::file_name(&h.label)));
+                    let png = dir.join(format!(
+                        "heat-{}.png",
+                        crate::steps::cache::file_name(&h.label)
+                    ));
                     let label =
                         format!("{}: {} ({}, training run)", r.name, h.label, r.build.binary);
                     let req = kfdo_bench::heatmap::HeatmapRequest {

@@ -16,7 +16,7 @@ use anyhow::bail;
 use kfdo_elf::Arch;
 use kfdo_record::hardware::Method;
 
-use crate::variant::Variant;
+use super::variant::Variant;
 
 /// The targets a recipe may name.
 pub const TARGETS: [&str; 1] = ["aarch64-linux-gnu"];
@@ -155,7 +155,7 @@ impl Target {
         let wrapped = format!(
             "{} -L {} {}",
             self.qemu(),
-            crate::recipe::quote(&self.sysroot()),
+            crate::steps::recipe_file::quote(&self.sysroot()),
             kfdo_bench::runner::PROGRAM_PLACEHOLDER
         );
         template.replace(kfdo_bench::runner::PROGRAM_PLACEHOLDER, &wrapped)

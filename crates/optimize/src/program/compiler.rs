@@ -11,7 +11,7 @@ use std::process::Command;
 
 use anyhow::bail;
 
-use crate::variant::Variant;
+use super::variant::Variant;
 
 /// The compiler family and, for GCC, the major release (it picks the gcov profile's
 /// format version: each release reads only its own).
@@ -125,7 +125,7 @@ impl Compiler {
 
 /// CFLAGS and LDFLAGS of a GCC build of `v`: `profile` is the gcov AutoFDO file
 /// (autofdo); ifdo reads the `.gcda` files placed beside its objects before the build
-/// ([`crate::compile`]), so its flag names no path.
+/// (`compile`), so its flag names no path.
 pub fn gcc_flags(v: Variant, opt: &str, profile: Option<&Path>) -> (String, String) {
     let base = format!("{opt} {GCC_DEBUG_CFLAGS}");
     match (v, profile) {
@@ -148,27 +148,6 @@ pub fn gcc_instrumented_flags(opt: &str) -> (String, String) {
         format!("{opt} {GCC_DEBUG_CFLAGS} -fprofile-generate"),
         "-fprofile-generate".into(),
     )
-}
-
-/// What GCC said about the AutoFDO build, in words, from its log: the warning its
-/// AutoFDO pass gives for a location more than 65535 lines from the start of the
-/// function it is inlined into (it keeps line offsets in 16 bits), which no profile can
-/// avoid: such code goes unannotated. Big amalgamations (sqlite3.c) have many.
-pub fn gcc_autofdo_note(log: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(log).ok()?;
-    let n = text
-        .lines()
-        .filter(|l| l.contains("warning: offset exceeds 16 bytes"))
-        .count();
-    (n > 0).then(|| {
-        format!(
-            "autofdo: gcc warned {n} times \"offset exceeds 16 bytes\" (-Woverflow): its AutoFDO \
-             pass keeps a line's offset from its function's first line in 16 bits, so code \
-             inlined from more than 65535 lines away is not annotated, whatever the profile \
-             (see {})",
-            log.display()
-        )
-    })
 }
 
 #[cfg(test)]
@@ -221,25 +200,6 @@ mod tests {
         assert!(gcc_instrumented_flags("-O2")
             .0
             .ends_with("-fprofile-generate"));
-    }
-
-    #[test]
-    fn gccs_16_bit_offset_warnings_are_counted() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("build-autofdo.log");
-        std::fs::write(
-            &log,
-            "x.c:9:1: warning: offset exceeds 16 bytes [-Woverflow]\nok\n\
-            x.c:9:2: warning: offset exceeds 16 bytes [-Woverflow]\n",
-        )
-        .unwrap();
-        let note = gcc_autofdo_note(&log).unwrap();
-        assert!(
-            note.contains("warned 2 times") && note.contains("build-autofdo.log"),
-            "{note}"
-        );
-        std::fs::write(&log, "clean\n").unwrap();
-        assert_eq!(gcc_autofdo_note(&log), None);
     }
 
     #[test]

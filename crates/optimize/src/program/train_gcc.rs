@@ -9,11 +9,12 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::cache::Key;
-use crate::compile::Built;
-use crate::ctx::{fresh_dir, Ctx};
-use crate::exec::Stdout;
-use crate::train::ProfileFile;
+use super::compile::Built;
+use super::ctx::Ctx;
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
+use crate::steps::fresh_dir;
+use crate::steps::ProfileFile;
 
 impl Ctx {
     /// Runs GCC's instrumented build on the training workload (natively); the profile
@@ -29,7 +30,7 @@ impl Ctx {
             .add("workload", &r.train.command)
             .add("tools", &self.tool_ids)
             .finish();
-        let done = self.step("train ifdo", key, std::slice::from_ref(&out), |log| {
+        self.file_step("train ifdo", key, out.clone(), |log| {
             fresh_dir(&dir)?;
             fresh_dir(&out)?;
             let run = dir.join("cwd");
@@ -62,10 +63,6 @@ impl Ctx {
                 ));
             }
             Ok(serde_json::json!({ "gcda_files": gcda.len() }))
-        })?;
-        Ok(ProfileFile {
-            hash: done.hash_of(&out).to_string(),
-            path: out,
         })
     }
 }

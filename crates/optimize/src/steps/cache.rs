@@ -243,6 +243,25 @@ mod tests {
         assert_eq!(a, Key::new("s").add("x", "ab").add("y", "c").finish());
     }
 
+    /// Every cached step's key is this hash: a change here would rebuild everything
+    /// every user has cached (the values are those of kfdo 0.1's keys).
+    #[test]
+    fn keys_are_stable_across_versions() {
+        assert_eq!(
+            Key::new("build").finish(),
+            "5ae682ea65a57952b58cc17c463f5ba2a6d5ce5185c02c5b932a74520ae96d21"
+        );
+        assert_eq!(
+            Key::new("kernel record")
+                .add("kernel", "k1")
+                .add("initrd", "i1")
+                .add("run", "tcp_rr:1000")
+                .add("period", "10000")
+                .finish(),
+            "e7bdef22457e36f8efd8980c98fd1ba253a90be881da18ec3edc038196e6e63a"
+        );
+    }
+
     #[test]
     fn a_step_is_fresh_until_its_key_or_output_changes() {
         let d = tempfile::tempdir().unwrap();

@@ -6,12 +6,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::cache::Key;
-use crate::compile::Built;
-use crate::ctx::{fresh_dir, Ctx};
-use crate::exec::Stdout;
-use crate::train::ProfileFile;
-use crate::variant::{Variant, BOLT_OPTIONS};
+use super::compile::Built;
+use super::ctx::Ctx;
+use super::variant::{Variant, BOLT_OPTIONS};
+use crate::steps::cache::Key;
+use crate::steps::exec::Stdout;
+use crate::steps::fresh_dir;
+use crate::steps::ProfileFile;
 
 /// BOLT, LLVM 19's.
 pub const BOLT: &str = "llvm-bolt-19";
@@ -21,7 +22,7 @@ pub const QUOTED_WARNINGS: usize = 5;
 
 /// `llvm-bolt-19 --version`, for keys; an error that says how to get it.
 pub fn bolt_identity() -> anyhow::Result<String> {
-    crate::ctx::tool_identity(&[BOLT]).map_err(|e| {
+    crate::steps::tool_identity(&[BOLT]).map_err(|e| {
         anyhow::anyhow!(
             "the BOLT variants need {BOLT}: {e:#} (Debian: apt-get install bolt-19, which \
              bash scripts/install-deps.sh does)"

@@ -115,12 +115,16 @@ impl Log {
                     .with_context(|| format!("cannot create {}", p.display()))?,
             )),
         };
+        // Its own process group, so that an interruption stops the command and all it
+        // started (steps::interrupt).
+        std::os::unix::process::CommandExt::process_group(cmd, 0);
         let child = cmd.spawn().map_err(|e| {
             self.fail(format!(
                 "cannot start {}: {e}",
                 cmd.get_program().to_string_lossy()
             ))
         })?;
+        let _running = super::interrupt::Command::started(child.id());
         let out = child
             .wait_with_output()
             .with_context(|| format!("step '{}': waiting for the command", self.step))?;

@@ -1,0 +1,250 @@
+//! One checked plan from a recipe path and the command line's overrides: the recipe
+//! is read once, tells whether it is a program's or a kernel's, and every option is
+//! checked here, before the output directory is made, so a pipeline runs only what
+//! was refused nowhere.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kfdo_bench::counters::Choice;
+use kfdo_record::hardware::Method;
+
+use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
+use crate::program::{compiler, target::Target, Compiler, Options, Recipe, Variant};
+use crate::steps::recipe_file::read_text;
+
+/// What the command line may say about a run (None: the recipe's or the default).
+#[derive(Debug, Clone)]
+pub struct Overrides {
+    /// Comma-separated variants besides the baseline.
+    pub variants: Option<String>,
+    /// Kernels: boots per variant and evaluation workload.
+    pub boots: Option<usize>,
+    /// Kernels: build the packages of the winning variant.
+    pub packages: bool,
+    /// How the training run is recorded; None is auto.
+    pub method: Option<Method>,
+    pub period: Option<u64>,
+    pub counters: Choice,
+    pub runs: Option<usize>,
+    /// Output directory (default: `kfdo-optimize/NAME`).
+    pub output: Option<PathBuf>,
+    pub cc: Option<String>,
+    pub cxx: Option<String>,
+    pub profdata: String,
+    pub profgen: String,
+    /// Builds side by side (default: one per CPU).
+    pub jobs: Option<usize>,
+    pub heatmaps: bool,
+    pub quiet: bool,
+    /// The executable that holds kfdo's code: its hash keys kfdo's own steps.
+    pub kfdo_exe: PathBuf,
+}
+
+/// A run of one of the two pipelines, every option checked.
+#[derive(Debug)]
+pub enum Plan {
+    Program(Options),
+    Kernel(KernelOptions),
+}
+
+/// What a finished run leaves.
+pub struct Finished {
+    pub summary: String,
+    pub summary_path: PathBuf,
+    pub report: PathBuf,
+    /// Kernels: the winner's packages.
+    pub packages: Vec<PathBuf>,
+}
+
+impl Plan {
+    /// Reads the recipe at `recipe` (a directory stands for its recipe.toml) and checks
+    /// `o` against it.
+    pub fn resolve(recipe: &Path, o: Overrides) -> anyhow::Result<Plan> {
+        let recipe = if recipe.is_dir() {
+            recipe.join("recipe.toml")
+        } else {
+            recipe.to_path_buf()
+        };
+        if o.period == Some(0) {
+            anyhow::bail!("--period must be at least 1");
+        }
+        if matches!(o.runs, Some(0 | 1)) {
+            anyhow::bail!("--runs: need at least 2 timed runs for a statistic");
+        }
+        if matches!(o.boots, Some(0 | 1)) {
+            anyhow::bail!("--boots: need at least 2 boots per variant for a statistic");
+        }
+        let text = read_text(&recipe)?;
+        if KernelRecipe::is_kernel_recipe(&text) {
+            kernel_plan(KernelRecipe::from_text(&recipe, &text)?, o).map(Plan::Kernel)
+        } else {
+            program_plan(Recipe::from_text(&recipe, &text)?, &recipe, o).map(Plan::Program)
+        }
+    }
+
+    /// Runs the plan's pipeline.
+    pub fn run(self) -> anyhow::Result<Finished> {
+        match self {
+            Plan::Program(opts) => {
+                let done = crate::program::run(opts)?;
+                Ok(Finished {
+                    summary: done.summary,
+                    summary_path: done.summary_path,
+                    report: done.report,
+                    packages: Vec::new(),
+                })
+            }
+            Plan::Kernel(opts) => {
+                let done = crate::kernel::run(opts)?;
+                Ok(Finished {
+                    summary: done.summary,
+                    summary_path: done.summary_path,
+                    report: done.report,
+                    packages: done.packages,
+                })
+            }
+        }
+    }
+}
+
+/// `path`: the recipe file as the user named it, for errors.
+fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Options> {
+    let (default_cc, default_cxx) = compiler::default_commands(&recipe.build.compiler);
+    let cc = o.cc.unwrap_or(default_cc);
+    let cxx = o.cxx.unwrap_or(default_cxx);
+    let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
+        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
+    let target = recipe
+        .build
+        .target
+        .as_deref()
+        .map(Target::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
+    let default_variants = match &target {
+        Some(t) => t.default_variants(),
+        None => compiler.default_variants(),
+    };
+    let variants = Variant::parse_list(o.variants.as_deref().unwrap_or(default_variants))?;
+    compiler.check_variants(&variants)?;
+    // What a cross build cannot do is refused before the output directory is made.
+    if let Some(t) = &target {
+        t.check_variants(&variants)?;
+        t.method(o.method)?;
+        t.counters(o.counters)?;
+    }
+    let out_named = o
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&recipe.name));
+    if let Some(src) = &recipe.source.path {
+        refuse_output_inside(&out_named, &recipe.dir.join(src), path)?;
+    }
+    let out = output_dir(&out_named)?;
+    Ok(Options {
+        recipe,
+        variants,
+        method: o.method,
+        period: o.period,
+        counters: o.counters,
+        runs: o.runs,
+        out,
+        kfdo_exe: o.kfdo_exe,
+        cc,
+        cxx,
+        compiler,
+        target,
+        profdata: o.profdata,
+        profgen: o.profgen,
+        jobs: jobs(o.jobs),
+        quiet: o.quiet,
+        heatmaps: o.heatmaps,
+    })
+}
+
+fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptions> {
+    let default = recipe.default_variants().join(",");
+    let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
+    let out = output_dir(
+        &o.output
+            .clone()
+            .unwrap_or_else(|| default_output(&recipe.name)),
+    )?;
+    Ok(KernelOptions {
+        recipe,
+        variants,
+        period: o.period,
+        boots: o.boots,
+        out,
+        kfdo_exe: o.kfdo_exe,
+        profgen: o.profgen,
+        jobs: jobs(o.jobs),
+        quiet: o.quiet,
+        heatmaps: o.heatmaps,
+        packages: o.packages,
+    })
+}
+
+/// Where the results go without `-o`: `kfdo-optimize/NAME` in the current directory.
+fn default_output(recipe_name: &str) -> PathBuf {
+    PathBuf::from("kfdo-optimize").join(recipe_name)
+}
+
+/// The output directory, created, and made absolute.
+fn output_dir(out: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
+    Ok(std::fs::canonicalize(out)?)
+}
+
+/// Refuses an output directory inside the recipe's source tree: every build copies
+/// and every key hashes that tree, so the results of one run would change the source
+/// of the next and every rerun would rebuild every variant. Refused rather than left
+/// out of the hash, so the source tree stays what the recipe names.
+fn refuse_output_inside(out: &Path, src: &Path, recipe: &Path) -> anyhow::Result<()> {
+    let Ok(src) = std::fs::canonicalize(src) else {
+        // A missing source is said by the source step, naming the recipe.
+        return Ok(());
+    };
+    let out = resolved(out)?;
+    if out.starts_with(&src) {
+        anyhow::bail!(
+            "the output directory {} is inside the source tree {} (`[source] path` of recipe \
+             {}): each run's results would change the source the next run hashes, and \
+             every variant would be rebuilt every time; kfdo optimize refuses it (the output \
+             is not left out of the source's hash): give an output directory outside the \
+             source with -o DIR",
+            out.display(),
+            src.display(),
+            recipe.display()
+        );
+    }
+    Ok(())
+}
+
+/// `p` made absolute with its existing part's symbolic links resolved, without
+/// creating anything.
+fn resolved(p: &Path) -> anyhow::Result<PathBuf> {
+    let abs = std::path::absolute(p)
+        .with_context(|| format!("cannot resolve the output directory {}", p.display()))?;
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return Ok(abs),
+        }
+    }
+    let mut out = std::fs::canonicalize(existing)?;
+    out.extend(rest.iter().rev());
+    Ok(out)
+}
+
+/// `--jobs`, or one per CPU.
+fn jobs(requested: Option<usize>) -> usize {
+    requested.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}

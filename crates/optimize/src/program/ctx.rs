@@ -1,0 +1,71 @@
+//! The program pipeline's context: what the user asked for, over the shared steps.
+
+use std::path::PathBuf;
+
+use crate::steps::Steps;
+
+use super::recipe::Recipe;
+use super::variant::Variant;
+
+/// What the user asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub recipe: Recipe,
+    pub variants: Vec<Variant>,
+    /// How the training run is recorded; None is auto (which picks, and says why).
+    pub method: Option<kfdo_record::hardware::Method>,
+    /// `kfdo record --period`, when given.
+    pub period: Option<u64>,
+    /// The benchmark's counters; `Auto` here means hardware perf, else emulated.
+    pub counters: kfdo_bench::counters::Choice,
+    /// Timed runs per variant, overriding the recipe's.
+    pub runs: Option<usize>,
+    /// Output directory.
+    pub out: PathBuf,
+    /// The executable that holds kfdo's code (the running one): its content hash keys
+    /// the steps that kfdo's own code does (conversion, report).
+    pub kfdo_exe: PathBuf,
+    pub cc: String,
+    pub cxx: String,
+    /// The family `cc` belongs to: it picks the flags and the profile formats.
+    pub compiler: super::compiler::Compiler,
+    /// `[build] target`: the architecture the builds are for, when not this machine's.
+    pub target: Option<super::target::Target>,
+    pub profdata: String,
+    pub profgen: String,
+    /// Independent steps (builds) run at once.
+    pub jobs: usize,
+    pub quiet: bool,
+    /// Record the optimized build too, for the heat map of baseline vs optimized.
+    pub heatmaps: bool,
+}
+
+/// The program pipeline's context: its options and the shared [`Steps`].
+pub struct Ctx {
+    pub opts: Options,
+    pub steps: Steps,
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = Steps;
+    fn deref(&self) -> &Steps {
+        &self.steps
+    }
+}
+
+impl Ctx {
+    pub fn new(opts: Options, total_steps: usize) -> anyhow::Result<Ctx> {
+        let steps = Steps::new(
+            &opts.out,
+            &[&opts.cc, &opts.cxx],
+            &opts.kfdo_exe,
+            total_steps,
+            opts.quiet,
+        )?;
+        Ok(Ctx { opts, steps })
+    }
+
+    pub fn recipe(&self) -> &Recipe {
+        &self.opts.recipe
+    }
+}

@@ -1,0 +1,32 @@
+//! Whether kfdo's AutoFDO profile and llvm-profgen's say the same, in words: a note
+//! both pipelines put in their summary.
+
+use std::path::Path;
+
+/// Says whether kfdo's profile equals llvm-profgen-19's (they read the same
+/// perf.data), and if not, how many functions differ.
+pub fn profiles_agree(kfdo: &Path, profgen: &Path) -> String {
+    let read = |p: &Path| kfdo_afdo::read_profile(p).map_err(|e| e.to_string());
+    match (read(kfdo), read(profgen)) {
+        (Ok(a), Ok(b)) if a == b => format!(
+            "kfdo's profile equals llvm-profgen-19's ({} functions), so autofdo and \
+             autofdo-llvm-profgen are the same build up to timing noise",
+            a.functions.len()
+        ),
+        (Ok(a), Ok(b)) => {
+            let names: std::collections::BTreeSet<&String> =
+                a.functions.keys().chain(b.functions.keys()).collect();
+            let differ = names
+                .iter()
+                .filter(|n| a.functions.get(**n) != b.functions.get(**n))
+                .count();
+            format!(
+                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions \
+                 ({:.1} % of the functions equal)",
+                names.len(),
+                100.0 * (names.len() - differ) as f64 / names.len().max(1) as f64
+            )
+        }
+        (Err(e), _) | (_, Err(e)) => format!("the two profiles could not be compared: {e}"),
+    }
+}

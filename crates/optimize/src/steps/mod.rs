@@ -1,0 +1,22 @@
+//! The step core both pipelines (programs, kernels) stand on: the cache (`cache`:
+//! keys and content hashes), a step's log and commands (`exec`), the progress display
+//! (`progress`), the engine that runs a step unless the cache holds it (`engine`), a
+//! step that writes one file (`profile`), the steps and notes both pipelines take
+//! (`llvm_profgen`, `agree`, `gcc_note`), recipe-file parsing (`recipe_file`), the
+//! bundled scripts (`scripts`) and what an interrupted run stops and says
+//! (`interrupt`). Nothing here knows programs or kernels.
+
+pub mod agree;
+pub mod cache;
+pub mod engine;
+pub mod exec;
+pub mod gcc_note;
+pub mod interrupt;
+pub mod llvm_profgen;
+pub mod profile;
+pub mod progress;
+pub mod recipe_file;
+pub mod scripts;
+
+pub use engine::{fresh_dir, tool_identity, Steps};
+pub use profile::ProfileFile;
