@@ -45,7 +45,11 @@ pub fn counter_metrics(c: &kfdo_record::CountersFile) -> Vec<Metric> {
             k.l1i_misses,
         ),
         (
-            &*format!("kernel iTLB misses (model {}-entry)", m.itlb_entries),
+            &*format!(
+                "kernel iTLB misses (model {}-entry, {}M pages)",
+                m.itlb_entries,
+                m.itlb_kernel_page / (1024 * 1024)
+            ),
             k.itlb_misses,
         ),
     ]

@@ -138,7 +138,10 @@ pub fn render(
             s,
             "Change against the baseline, mean of the boots [95 % bootstrap interval] and \
              Welch's mark (* p < 0.05, ** p < 0.01); counters are kernel mode, inside the \
-             workload's window, from kfdo's QEMU plugin (L1i and iTLB from its cache model); \
+             workload's window, from kfdo's QEMU plugin (L1i and iTLB from its cache model; \
+             the iTLB model maps the kernel's text with 2 MiB pages, as x86-64 and arm64 \
+             kernels do, and module code with 4 KiB pages, so its misses are pages of the \
+             kernel image's text touched beyond the model's entries, plus module pages); \
              operations per second are in emulated time (QEMU without KVM).\n"
         )?;
         table(&mut s, b)?;
