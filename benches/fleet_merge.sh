@@ -56,7 +56,7 @@ if [ "$(cat "$WORK/fleet.params" 2>/dev/null)" != "$HOSTS" ]; then
     seed=$((seed + 1))
     "$KFDO" raw split --binary "$WORK/bin/$name" --perf-data "$WORK/bin/$name.data" \
       --hosts "$HOSTS" --seed "$seed" --host-prefix "$name" --classes web,db,batch \
-      --out "$WORK/hosts/$name"
+      -o "$WORK/hosts/$name"
   done
   echo "$HOSTS" > "$WORK/fleet.params"
 fi

@@ -102,8 +102,8 @@ converge() {
   printf '| period | samples | record s | record MiB | similarity | functions | hot functions | hot blocks | ref missing |\n'
   printf '|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n'
   for p in "${periods[@]}"; do
-    # --json goes to stdout with the program's own output; the program's is discarded by
-    # keeping only the JSON's top-level "samples" line.
+    # With --json the program's own output goes to stderr and stdout is the JSON; the
+    # top-level "samples" line is all this table needs.
     json=$(/usr/bin/time -o "$work/time" -f "%e %M" \
       "$kfdo" record --json -q --method emulated -c "$p" -o "$work/p.data" -- "$exe" "$@" 2>"$work/record.err") || {
       echo "record_convergence: kfdo record -c $p failed:" >&2; cat "$work/record.err" >&2; exit 1; }

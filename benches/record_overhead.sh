@@ -43,7 +43,7 @@ for ((r = 1; r <= rounds; r++)); do
   times[native]+="$(t "$exe" "${args[@]}") "
   times[qemu]+="$(t qemu-x86_64 "$exe" "${args[@]}") "
   times[vlbr]+="$(t "$kfdo" record -q --method emulated -c 10007 -o "$work/p.data" -- "$exe" "${args[@]}") "
-  times[vlbr_counters]+="$(t "$kfdo" record -q --method emulated -c 10007 -o "$work/p.data" --counters "$work/c.json" -- "$exe" "${args[@]}") "
+  times[vlbr_counters]+="$(t "$kfdo" record -q --method emulated -c 10007 -o "$work/p.data" --counters-out "$work/c.json" -- "$exe" "${args[@]}") "
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 declare -A med

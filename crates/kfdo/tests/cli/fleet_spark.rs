@@ -99,7 +99,7 @@ fn fleet() -> &'static Fleet {
                     .arg("--perf-data")
                     .arg(&data)
                     .args(["--hosts", &hosts.to_string(), "--seed", &seed.to_string()])
-                    .args(["--host-prefix", name, "--classes", "web,db,batch", "--out"])
+                    .args(["--host-prefix", name, "--classes", "web,db,batch", "-o"])
                     .arg(root.join("hosts").join(name)),
             );
         }
