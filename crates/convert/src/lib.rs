@@ -6,22 +6,49 @@
 //! raw aggregate itself, or an AutoFDO sample profile symbolized with DWARF
 //! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
 //! [`OutputFormat`] here.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it (the `layering` test checks every
+//! `crate::` / `super::` path against this list):
+//!
+//! 1. The vocabulary: `request` ([`Input`], [`OutputFormat`], [`ProfileRequest`]),
+//!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
+//! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
+//!    Propeller summaries), `arch_check` (recordings against the binary's
+//!    architecture), `gcov` (which GCC a gcov profile is for), `parquet_input`
+//!    (`--from-raw`), `show_bb_addr_map`.
+//! 3. `collect`: every input of a request read into one raw profile.
+//! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
+//!    gcov), `raw` (the raw aggregate), `bolt`, `propeller`, and `raw_out`
+//!    (`--raw-out`'s Parquet file).
+//! 5. `profile`: the checks every format shares and one `match` on the format.
+//!
+//! `lib.rs` only re-exports.
 
 mod arch_check;
+mod autofdo;
 mod bolt;
-mod fleet;
+mod collect;
+mod error;
 mod gcov;
+mod outcome;
+mod parquet_input;
 mod profile;
 mod propeller;
+mod raw;
+mod raw_out;
+mod request;
 mod show;
 mod show_bb_addr_map;
 
-pub use bolt::BoltSummary;
-pub use fleet::{parquet_recorder, write_raw_parquet, RawOut, RawOutOutcome};
+pub use error::ProfileError;
 pub use gcov::gcc_major_on_path;
-pub use profile::{
-    profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
-};
-pub use propeller::{propeller_paths, PropellerSummary};
+pub use outcome::{BoltSummary, ModuleOutcome, ProfileOutcome, PropellerSummary};
+pub use parquet_input::parquet_recorder;
+pub use profile::profile;
+pub use propeller::propeller_paths;
+pub use raw_out::{write_raw_parquet, RawOut, RawOutOutcome};
+pub use request::{Input, OutputFormat, ProfileRequest};
 pub use show::{show, ShowError};
 pub use show_bb_addr_map::show_bb_addr_map;
