@@ -7,8 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::assembly::{Assembly, MergeOrder};
 use super::graph::Graph;
+use super::merge_order::{Assembly, MergeOrder};
 use super::score::edge_score;
 use super::LayoutParams;
 

@@ -16,10 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use super::super::model::EdgeKind;
-use super::assembly::{self, Assembly, MergeOrder, Reject, SPLIT_ORDERS};
+use super::assembly::{self, Reject};
 use super::chain::ChainSet;
 use super::forced::forced_paths;
 use super::graph::{GEdge, Graph};
+use super::merge_order::{Assembly, MergeOrder, SPLIT_ORDERS};
 use super::LayoutParams;
 
 /// Initial chains a caller asks for: by function index, lists of block indices.

@@ -43,6 +43,7 @@ mod chain;
 mod forced;
 mod graph;
 mod merge;
+mod merge_order;
 pub mod score;
 
 #[cfg(test)]

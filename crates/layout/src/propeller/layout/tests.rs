@@ -6,10 +6,11 @@ mod cases;
 
 use super::super::model;
 
-use super::assembly::{MergeOrder, Reject};
+use super::assembly::Reject;
 use super::forced::{break_cycles, forced_edges, forced_paths};
 use super::graph::Graph;
 use super::merge::{Builder, InitialChains};
+use super::merge_order::MergeOrder;
 use super::LayoutParams;
 
 /// The chain holding block `n` of function 0.
