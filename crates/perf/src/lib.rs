@@ -70,4 +70,4 @@ pub use sample::{
     BranchEntry, BranchStack, CpuMode, ReadValue, ReadValues, Regs, Sample, U64Slice,
 };
 pub use script::{ScriptFile, ScriptItem, ScriptReader};
-pub use writer::{PerfWriter, PipeWriter};
+pub use writer::{PerfWriter, PipeWriter, RecordStream};
