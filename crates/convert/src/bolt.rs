@@ -73,6 +73,7 @@ pub(crate) fn profile_bolt(
         functions: profile.functions(),
         total_samples: profile.fdata.total(),
         build: None,
+        gcc: None,
         modules: Vec::new(),
         bolt: Some(BoltSummary {
             samples: s.samples,

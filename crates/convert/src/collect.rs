@@ -73,6 +73,7 @@ pub(crate) fn counted_outcome(
         functions: 0,
         total_samples: 0,
         build: None,
+        gcc: None,
         modules: Vec::new(),
         bolt: None,
         propeller: None,

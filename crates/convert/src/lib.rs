@@ -44,7 +44,9 @@ mod show_bb_addr_map;
 
 pub use error::ProfileError;
 pub use gcov::gcc_major_on_path;
-pub use outcome::{BoltSummary, ModuleOutcome, ProfileOutcome, PropellerSummary};
+pub use outcome::{
+    BoltSummary, GccRelease, GccSource, ModuleOutcome, ProfileOutcome, PropellerSummary,
+};
 pub use parquet_input::parquet_recorder;
 pub use profile::profile;
 pub use propeller::propeller_paths;

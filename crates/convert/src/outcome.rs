@@ -16,6 +16,8 @@ pub struct ProfileOutcome {
     pub functions: usize,
     pub total_samples: u64,
     pub build: Option<BuildStats>,
+    /// `--format gcov`: the GCC release the profile is for, and where that came from.
+    pub gcc: Option<GccRelease>,
     /// Each module of `ProfileRequest::modules`: what it added.
     pub modules: Vec<ModuleOutcome>,
     /// `--format bolt`: the traces and records.
@@ -38,6 +40,38 @@ impl ProfileOutcome {
     /// Samples of all inputs that fell in the binary.
     pub fn samples_in_binary(&self) -> u64 {
         self.inputs.iter().map(|s| s.samples_in_binary).sum()
+    }
+}
+
+/// The GCC release a gcov profile is written for (its file version must be the one
+/// that release reads), and how kfdo chose it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GccRelease {
+    pub major: u32,
+    pub source: GccSource,
+    /// What the choice rests on, in words (the DWARF producer, `gcc --version`'s line).
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GccSource {
+    /// `--gcc-version`.
+    Option,
+    /// The `DW_AT_producer` of the binary's compile units: the GCC that built it.
+    Binary,
+    /// `gcc --version` on PATH (the binary names no GCC).
+    Path,
+}
+
+impl std::fmt::Display for GccRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let from = match self.source {
+            GccSource::Option => "--gcc-version",
+            GccSource::Binary => "the binary's DWARF producer",
+            GccSource::Path => "the gcc on PATH",
+        };
+        write!(f, "GCC {} (from {from}: {})", self.major, self.detail)
     }
 }
 

@@ -30,9 +30,17 @@ pub fn profile(
         OutputFormat::Bolt => crate::bolt::profile_bolt(req, on_input, started),
         OutputFormat::Gcov => {
             // Before any input is read: which GCC the gcov file is for.
-            let version = crate::gcov::gcov_version(req.gcc_version)?;
+            let (version, release) = crate::gcov::gcov_version(req.gcc_version, &bin)?;
             check_kernel(req, &bin)?;
-            crate::autofdo::profile_autofdo(req, &bin, Format::Gcov(version), on_input, started)
+            let mut outcome = crate::autofdo::profile_autofdo(
+                req,
+                &bin,
+                Format::Gcov(version),
+                on_input,
+                started,
+            )?;
+            outcome.gcc = Some(release);
+            Ok(outcome)
         }
         OutputFormat::Propeller => {
             check_no_gcc_version(req)?;

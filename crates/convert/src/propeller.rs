@@ -73,6 +73,7 @@ pub(crate) fn profile_propeller(
         functions: s.cfg.hot_functions,
         total_samples: s.cfg.branch_weight,
         build: None,
+        gcc: None,
         modules: Vec::new(),
         bolt: None,
         propeller: Some(PropellerSummary {

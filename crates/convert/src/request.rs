@@ -73,7 +73,8 @@ pub struct ProfileRequest {
     /// too and merged into the one profile that the kernel build (modules included) reads.
     pub modules: Vec<PathBuf>,
     /// `OutputFormat::Gcov`: the GCC major release that will read the profile (11 or
-    /// 12); None: the one of `gcc --version` on PATH.
+    /// 12); None: the one that built the binary (its DWARF producer), else the one of
+    /// `gcc --version` on PATH.
     pub gcc_version: Option<u32>,
 }
 

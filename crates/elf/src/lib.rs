@@ -60,6 +60,7 @@ pub use bb_addr_map::{
 };
 pub use binary::{Binary, SectionInfo};
 pub use code::Code;
+pub use dwarf::producer::{gcc_major_of_producer, producers};
 pub use error::ElfError;
 pub use relocatable::LAYOUT_BASE as RELOCATABLE_LAYOUT_BASE;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};

@@ -212,6 +212,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             m.module, m.functions, m.total_samples
         ));
     }
+    if let Some(gcc) = &summary.gcc {
+        g.info(format!("  for {gcc}"));
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     }
