@@ -16,9 +16,9 @@
 //!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
 //! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
 //!    Propeller summaries), `arch_check` (recordings against the binary's
-//!    architecture), `gcov` (which GCC a gcov profile is for), `parquet_input`
-//!    (`--from-raw`), `show_bb_addr_map`.
-//! 3. `collect`: every input of a request read into one raw profile.
+//!    architecture), `parquet_input` (`--from-raw`), `show_bb_addr_map`.
+//! 3. `collect` (every input of a request read into one raw profile), `gcov`
+//!    (which GCC a gcov profile is for, and why).
 //! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
 //!    gcov), `raw` (the raw aggregate), `bolt`, `propeller`, and `raw_out`
 //!    (`--raw-out`'s Parquet file).
@@ -54,3 +54,29 @@ pub use raw_out::{write_raw_parquet, RawOut, RawOutOutcome};
 pub use request::{Input, OutputFormat, ProfileRequest};
 pub use show::{show, ShowError};
 pub use show_bb_addr_map::show_bb_addr_map;
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["request", "error", "show"],
+            &["outcome", "arch_check", "parquet_input", "show_bb_addr_map"],
+            &["collect", "gcov"],
+            &["autofdo", "raw", "bolt", "propeller", "raw_out"],
+            &["profile"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+}

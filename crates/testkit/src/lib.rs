@@ -13,6 +13,10 @@
 //!     return;
 //! }
 //! ```
+//!
+//! [`layering`] is the crate-internal layer check every kfdo crate runs as a test.
+
+pub mod layering;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

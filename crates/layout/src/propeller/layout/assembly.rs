@@ -13,7 +13,7 @@
 use super::chain::{ChainSet, Slot};
 use super::graph::Graph;
 use super::merge_order::{Assembly, MergeOrder};
-use super::LayoutParams;
+use super::params::LayoutParams;
 
 /// Why an assembly is not a candidate.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -21,7 +21,7 @@ use super::chain::ChainSet;
 use super::forced::forced_paths;
 use super::graph::{GEdge, Graph};
 use super::merge_order::{Assembly, MergeOrder, SPLIT_ORDERS};
-use super::LayoutParams;
+use super::params::LayoutParams;
 
 /// Initial chains a caller asks for: by function index, lists of block indices.
 pub(crate) type InitialChains = BTreeMap<usize, Vec<Vec<usize>>>;

@@ -11,7 +11,7 @@ use super::forced::{break_cycles, forced_edges, forced_paths};
 use super::graph::Graph;
 use super::merge::{Builder, InitialChains};
 use super::merge_order::MergeOrder;
-use super::LayoutParams;
+use super::params::LayoutParams;
 
 /// The chain holding block `n` of function 0.
 fn chain(b: &Builder, n: u32) -> u32 {
