@@ -8,6 +8,23 @@
 //! - [`extbinary`]: LLVM's extensible binary format (what clang reads fastest).
 //! - [`gcov`]: GCC's AutoFDO profile (`gcc -fauto-profile=`), GCC 11 and 12.
 //! - [`read_profile`] / [`write_profile`]: format sniffing and dispatch.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `error`, `model` (the sample profile).
+//! 2. `builder` (a profile from raw counts and DWARF), `gcov` (GCC's format),
+//!    `summary` (LLVM's profile summary).
+//! 3. `extbinary`: LLVM's extensible binary format (with the summary).
+//! 4. `text`: LLVM's text format.
+//!
+//! Inside `builder/` (`discriminator`, `names`, `ranges`, then `functions`) and
+//! `text/` (`reader` and `writer`, independent) the layers are tested too. In
+//! `gcov/` and `extbinary/` the reader and writer still take the format's
+//! constants from the folder's `mod.rs`, which uses them back: not checked yet.
 
 pub mod builder;
 pub mod error;
@@ -124,5 +141,42 @@ pub fn write_profile(p: &Profile, fmt: Format, w: impl Write) -> Result<(), Afdo
         Format::Text => text::write_text(p, w),
         Format::ExtBinary => extbinary::write_extbinary(p, w),
         Format::Gcov(v) => gcov::write_gcov(p, v, w),
+    }
+}
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["error", "model"],
+            &["builder", "gcov", "summary"],
+            &["extbinary"],
+            &["text"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+
+    #[test]
+    fn builder_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["discriminator", "names", "ranges"], &["functions"]];
+        assert_folder_layers(&src(), "builder", layers, &[]);
+    }
+
+    #[test]
+    fn text_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["reader", "writer"]];
+        assert_folder_layers(&src(), "text", layers, &[]);
     }
 }

@@ -13,6 +13,20 @@
 //!   reading perf.data or perf script text into a raw profile in parallel, and
 //!   [`collect::for_each_sample`] for readers that want each placed sample
 //!   (heat maps).
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `code` (the binary's instruction starts), `error`, `space` (address
+//!    spaces from mmap records), `target` (which mappings are the binary):
+//!    independent of each other.
+//! 2. `raw`: the counts and their on-disk form.
+//! 3. `lbr`: one branch stack into range and branch counts.
+//! 4. `stacks`: identical stacks counted once.
+//! 5. `collect`: recordings in, a raw profile out.
 
 pub mod code;
 pub mod collect;
@@ -26,3 +40,29 @@ pub mod target;
 pub use code::CodeMap;
 pub use error::AggregateError;
 pub use raw::{RawProfile, EXTERNAL_ADDR};
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["code", "error", "space", "target"],
+            &["raw"],
+            &["lbr"],
+            &["stacks"],
+            &["collect"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+}

@@ -101,22 +101,24 @@ impl StackCache {
 /// often they were seen again; [`SeenLines::drain`] hands those back to be counted with
 /// that repeat. The lines seen first are kept until [`SeenLines::MAX_BYTES`] are held;
 /// later new lines are read as usual, so memory stays bounded whatever the input.
-pub(crate) struct SeenLines {
+///
+/// `C` is what the reader counted for a line (its statistics): this cache only keeps it.
+pub(crate) struct SeenLines<C> {
     on: bool,
-    seen: FxHashMap<Box<[u8]>, Seen>,
+    seen: FxHashMap<Box<[u8]>, Seen<C>>,
     bytes: usize,
 }
 
-struct Seen {
+struct Seen<C> {
     /// The mapping state it was read in (lines read in another are not this one).
     epoch: usize,
     /// Where it was first read (for the mapping state).
     pos: u64,
-    counted: crate::collect::Counts,
+    counted: C,
     again: u64,
 }
 
-impl SeenLines {
+impl<C> SeenLines<C> {
     /// The lines are copied (comparing with the mapped input instead would fault its
     /// pages back in, and keep them resident).
     const MAX_BYTES: usize = 16 << 20;
@@ -131,7 +133,7 @@ impl SeenLines {
 
     /// What counting `line` added when it was first read, if it was and counts the same now.
     #[inline]
-    pub(crate) fn seen(&mut self, line: &[u8], epoch: usize) -> Option<&crate::collect::Counts> {
+    pub(crate) fn seen(&mut self, line: &[u8], epoch: usize) -> Option<&C> {
         if !self.on || self.seen.is_empty() {
             return None;
         }
@@ -140,13 +142,7 @@ impl SeenLines {
         Some(&s.counted)
     }
 
-    pub(crate) fn insert(
-        &mut self,
-        line: &[u8],
-        epoch: usize,
-        pos: u64,
-        counted: crate::collect::Counts,
-    ) {
+    pub(crate) fn insert(&mut self, line: &[u8], epoch: usize, pos: u64, counted: C) {
         if !self.on || self.bytes + line.len() > Self::MAX_BYTES {
             return;
         }

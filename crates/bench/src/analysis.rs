@@ -9,13 +9,12 @@ use crate::metric::Better;
 use crate::stats::{self, PairComparison, Summary};
 use crate::store::{Benchmark, Contents};
 use crate::warning::Warning;
+// The thresholds the warnings name live with them; re-exported for callers of
+// `analysis::MIN_RUNS` / `analysis::SHORT_RUN_S`.
+pub use crate::warning::{MIN_RUNS, SHORT_RUN_S};
 
 /// Coefficient of variation above which a variant is called noisy.
 pub const HIGH_CV_PCT: f64 = 5.0;
-/// Fewer timed runs than this give intervals not worth much.
-pub const MIN_RUNS: usize = 5;
-/// Runs shorter than this are dominated by process start-up.
-pub const SHORT_RUN_S: f64 = 0.005;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct VariantAnalysis {

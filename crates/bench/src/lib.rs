@@ -38,6 +38,26 @@
 //!   cold first run, high CV, too few runs, too-short runs, a frequency
 //!   governor other than `performance`, turbo, load average, and other
 //!   processes' CPU time measured from /proc/stat during the runs.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `metric`, `stats`, `warning`: the vocabulary (a warning names its own
+//!    thresholds).
+//! 2. `env` (the machine), `runner` (one run), `running_kernel`.
+//! 3. `counters`: hardware and emulated counters of a run.
+//! 4. `store`: sessions on disk.
+//! 5. `analysis`: stored runs to verdicts.
+//! 6. `report`: HTML, Markdown and text.
+//! 7. `compare` (a whole A/B session), `heatmap`.
+//! 8. `tagged`: comparisons of tagged builds.
+//!
+//! `report/`, `heatmap/` and `tagged/` keep their shared helpers and vocabulary in
+//! the folder's `mod.rs`, which uses the modules back: inside them the layers are
+//! not checked yet.
 
 pub mod analysis;
 pub mod compare;
@@ -61,3 +81,32 @@ pub use warning::Warning;
 /// The image crate this one renders with, for callers (and tests) that
 /// decode the heat maps or screenshots without a dependency of their own.
 pub use image;
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["metric", "stats", "warning"],
+            &["env", "runner", "running_kernel"],
+            &["counters"],
+            &["store"],
+            &["analysis"],
+            &["report"],
+            &["compare", "heatmap"],
+            &["tagged"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+}

@@ -11,7 +11,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::MIN_RUNS;
+/// Fewer timed runs than this give intervals not worth much ([`Warning::TooFewRuns`]).
+pub const MIN_RUNS: usize = 5;
+/// Runs shorter than this are dominated by process start-up ([`Warning::ShortRuns`]).
+pub const SHORT_RUN_S: f64 = 0.005;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -24,7 +27,7 @@ pub enum Warning {
         variant: String,
         runs: usize,
     },
-    /// Mean run time below [`crate::analysis::SHORT_RUN_S`].
+    /// Mean run time below [`SHORT_RUN_S`].
     ShortRuns {
         variant: String,
         mean_s: f64,

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use kfdo_elf::Arch;
 
-use crate::profile::{Input, ProfileError};
+use crate::error::ProfileError;
+use crate::request::Input;
 
 /// Fails if a perf.data input was recorded on another architecture than `binary`'s.
 /// Inputs without the ARCH feature, perf script text and raw aggregates carry no

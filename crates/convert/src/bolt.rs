@@ -5,24 +5,9 @@ use std::time::Instant;
 
 use kfdo_aggregate::collect::CollectStats;
 
-use crate::profile::{Input, ProfileError, ProfileOutcome, ProfileRequest};
-
-/// What a BOLT conversion saw (`kfdo profile --json`), in perf2bolt's terms.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct BoltSummary {
-    pub samples: u64,
-    pub samples_with_branches: u64,
-    /// Samples with a branch record from or to the binary.
-    pub samples_in_binary: u64,
-    pub lbr_entries: u64,
-    pub traces: u64,
-    /// Traces the functions' blocks cannot explain ("mismatching disassembled function
-    /// contents"; many mean the binary is not the one recorded).
-    pub invalid_traces: u64,
-    /// Traces with an end outside the binary ("involving unknown regions").
-    pub long_range_traces: u64,
-    pub records: usize,
-}
+use crate::error::ProfileError;
+use crate::outcome::{BoltSummary, ProfileOutcome};
+use crate::request::{Input, ProfileRequest};
 
 pub(crate) fn profile_bolt(
     req: &ProfileRequest,
@@ -89,6 +74,7 @@ pub(crate) fn profile_bolt(
         total_samples: profile.fdata.total(),
         build: None,
         locations_with_discriminators: None,
+        gcc: None,
         modules: Vec::new(),
         bolt: Some(BoltSummary {
             samples: s.samples,

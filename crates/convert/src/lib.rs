@@ -6,22 +6,77 @@
 //! raw aggregate itself, or an AutoFDO sample profile symbolized with DWARF
 //! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
 //! [`OutputFormat`] here.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it (the `layering` test checks every
+//! `crate::` / `super::` path against this list):
+//!
+//! 1. The vocabulary: `request` ([`Input`], [`OutputFormat`], [`ProfileRequest`]),
+//!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
+//! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
+//!    Propeller summaries), `arch_check` (recordings against the binary's
+//!    architecture), `parquet_input` (`--from-raw`), `show_bb_addr_map`.
+//! 3. `collect` (every input of a request read into one raw profile), `gcov`
+//!    (which GCC a gcov profile is for, and why).
+//! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
+//!    gcov), `raw` (the raw aggregate), `bolt`, `propeller`, and `raw_out`
+//!    (`--raw-out`'s Parquet file).
+//! 5. `profile`: the checks every format shares and one `match` on the format.
+//!
+//! `lib.rs` only re-exports.
 
 mod arch_check;
+mod autofdo;
 mod bolt;
-mod fleet;
+mod collect;
+mod error;
 mod gcov;
+mod outcome;
+mod parquet_input;
 mod profile;
 mod propeller;
+mod raw;
+mod raw_out;
+mod request;
 mod show;
 mod show_bb_addr_map;
 
-pub use bolt::BoltSummary;
-pub use fleet::{parquet_recorder, write_raw_parquet, RawOut, RawOutOutcome};
+pub use error::ProfileError;
 pub use gcov::gcc_major_on_path;
-pub use profile::{
-    profile, Input, ModuleOutcome, OutputFormat, ProfileError, ProfileOutcome, ProfileRequest,
+pub use outcome::{
+    BoltSummary, GccRelease, GccSource, ModuleOutcome, ProfileOutcome, PropellerSummary,
 };
-pub use propeller::{propeller_paths, PropellerSummary};
+pub use parquet_input::parquet_recorder;
+pub use profile::profile;
+pub use propeller::propeller_paths;
+pub use raw_out::{write_raw_parquet, RawOut, RawOutOutcome};
+pub use request::{Input, OutputFormat, ProfileRequest};
 pub use show::{show, ShowError};
 pub use show_bb_addr_map::show_bb_addr_map;
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["request", "error", "show"],
+            &["outcome", "arch_check", "parquet_input", "show_bb_addr_map"],
+            &["collect", "gcov"],
+            &["autofdo", "raw", "bolt", "propeller", "raw_out"],
+            &["profile"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+}

@@ -8,27 +8,10 @@ use std::time::Instant;
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_layout::propeller::{propeller_profile, LayoutParams};
 
-use crate::profile::{ProfileError, ProfileOutcome, ProfileRequest};
-
-/// What a Propeller conversion built (`kfdo profile --json`).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PropellerSummary {
-    pub cc_profile: String,
-    pub ld_profile: String,
-    pub mapped_functions: usize,
-    pub hot_functions: usize,
-    pub hot_blocks: usize,
-    pub split_functions: usize,
-    /// Hot functions another mapped function shares a name with (left alone).
-    pub ambiguous_functions: usize,
-    pub branch_weight: u64,
-    pub edge_weight: u64,
-    /// Branches (not returns) into the middle of a block.
-    pub dubious_weight: u64,
-    pub dropped_fallthrough_weight: u64,
-    pub ext_tsp_score_before: f64,
-    pub ext_tsp_score_after: f64,
-}
+use crate::collect::collect;
+use crate::error::ProfileError;
+use crate::outcome::{ProfileOutcome, PropellerSummary};
+use crate::request::ProfileRequest;
 
 /// The two files a prefix names.
 pub fn propeller_paths(prefix: &Path) -> (PathBuf, PathBuf) {
@@ -59,7 +42,7 @@ pub(crate) fn profile_propeller(
     kfdo_elf::BbAddrMap::read(bin)?;
     let code = kfdo_elf::Code::new(bin)?;
     let target = TargetBinary::new(bin, req.binary_name.as_deref(), req.kernel);
-    let (raw, inputs) = crate::profile::collect(req, bin, &target, &code, on_input)?;
+    let (raw, inputs) = collect(req, bin, &target, &code, on_input)?;
     if raw.branches.is_empty() {
         return Err(ProfileError::Request(format!(
             "no branch samples: the inputs hold no taken branch of {} (was it recorded with branch stacks?)",
@@ -91,6 +74,7 @@ pub(crate) fn profile_propeller(
         total_samples: s.cfg.branch_weight,
         build: None,
         locations_with_discriminators: None,
+        gcc: None,
         modules: Vec::new(),
         bolt: None,
         propeller: Some(PropellerSummary {

@@ -36,6 +36,7 @@
 //!    a `&Binary`, independent of each other.
 //! 6. `symbolizer`: [`Symbolizer`], DWARF plus the symbols `code` says
 //!    llvm-profgen disassembles.
+
 //!
 //! `lib.rs` only re-exports; callers use the names above, not the modules.
 
@@ -47,8 +48,6 @@ mod code;
 mod debug_sections;
 mod dwarf;
 mod error;
-#[cfg(test)]
-mod layering;
 mod relocatable;
 mod segments;
 mod symbolizer;
@@ -60,6 +59,7 @@ pub use bb_addr_map::{
 };
 pub use binary::{Binary, SectionInfo};
 pub use code::Code;
+pub use dwarf::producer::{gcc_major_of_producer, producers};
 pub use error::ElfError;
 pub use relocatable::LAYOUT_BASE as RELOCATABLE_LAYOUT_BASE;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};
@@ -74,5 +74,32 @@ mod send_sync {
         assert_send_sync::<crate::Symbolizer<'_>>();
         assert_send_sync::<crate::Binary>();
         assert_send_sync::<crate::Code>();
+    }
+}
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["error"],
+            &["segments", "build_id", "arch", "relocatable"],
+            &["symbols", "debug_sections"],
+            &["binary"],
+            &["code", "dwarf", "bb_addr_map"],
+            &["symbolizer"],
+        ];
+        assert_layers(&src(), layers, &[]);
     }
 }

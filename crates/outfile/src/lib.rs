@@ -6,6 +6,15 @@
 //! temporary file gets the mode any other tool's output would (0666 less the umask,
 //! which open(2) applies), not tempfile's 0600. Errors name the file or directory and
 //! what to check.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! The crate is one layer today: everything is in `lib.rs`. A module added beside
+//! it goes into the `layering` test's table, bottom first, before it can pass.
 
 mod inputs;
 mod writable;
@@ -179,5 +188,25 @@ mod tests {
         let path = dir.path().join("index.html");
         write_readable(&path, b"<html>").unwrap();
         assert_eq!(mode(&path), 0o644);
+    }
+}
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[];
+        assert_layers(&src(), layers, &[]);
     }
 }

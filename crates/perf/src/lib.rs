@@ -45,6 +45,19 @@
 //! Not read: zstd-compressed records (`perf record -z`; a clear error suggests
 //! `perf inject`), big-endian files, the trailing `sample_id` of non-sample records
 //! (framed and skipped).
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `bytes` (little-endian cursors), `consts` (the kernel's ABI numbers), `error`.
+//! 2. `attr` (perf_event_attr), `header` (the file header), `mapped` (the mapping).
+//! 3. `features` (header feature sections), `sample` (a sample's fields).
+//! 4. `record`: the records of the data section.
+//! 5. `encode` (records to bytes), `reader` ([`PerfData`]), `script` (`perf script` text).
+//! 6. `writer`: [`PerfWriter`] and [`PipeWriter`], one [`RecordStream`] each.
 
 mod attr;
 mod bytes;
@@ -70,4 +83,38 @@ pub use sample::{
     BranchEntry, BranchStack, CpuMode, ReadValue, ReadValues, Regs, Sample, U64Slice,
 };
 pub use script::{ScriptFile, ScriptItem, ScriptReader};
-pub use writer::{PerfWriter, PipeWriter};
+pub use writer::{PerfWriter, PipeWriter, RecordStream};
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["bytes", "consts", "error"],
+            &["attr", "header", "mapped"],
+            &["features", "sample"],
+            &["record"],
+            &["encode", "reader", "script"],
+            &["writer"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+
+    #[test]
+    fn script_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["fields"], &["tests"]];
+        // The tests use the folder's parser, in mod.rs.
+        assert_folder_layers(&src(), "script", layers, &["script/tests.rs"]);
+    }
+}

@@ -323,7 +323,7 @@ pub(crate) struct SampleLayout {
 }
 
 impl SampleLayout {
-    pub(crate) fn new(a: &crate::EventAttr) -> Self {
+    pub(crate) fn new(a: &crate::attr::EventAttr) -> Self {
         SampleLayout {
             sample_type: a.sample_type,
             read_format: a.read_format,

@@ -15,8 +15,8 @@ use std::path::Path;
 use kfdo_afdo::Profile;
 use serde::Serialize;
 
+use crate::error::ToolError;
 use crate::staleness::StalenessReport;
-use crate::ToolError;
 
 #[derive(Clone, Debug)]
 pub struct DiffOptions {
@@ -95,7 +95,7 @@ pub fn diff_profiles(
         .keys()
         .filter(|n| new.functions.contains_key(*n))
         .count();
-    let overlap = crate::overlap_profiles(old, new, paths);
+    let overlap = crate::overlap::overlap_profiles(old, new, paths);
     // A profile with header totals but no body samples has no similarity.
     let similarity = overlap.as_ref().map_or(0.0, |o| o.similarity);
     if !opts.force {

@@ -10,11 +10,23 @@
 //!
 //! Every profile is read through `kfdo_afdo::read_profile`, so any format that
 //! reader knows (LLVM text, extbinary, and whatever it learns later) works here.
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `error` ([`ToolError`]), `walk` (per-function sums).
+//! 2. `read` (any profile kfdo reads), `overlap`, `staleness`.
+//! 3. `diff` (built on overlap), `merge`.
+//! 4. `render`: the reports as text.
 
 pub mod diff;
 pub mod error;
 pub mod merge;
 pub mod overlap;
+mod read;
 pub mod render;
 pub mod staleness;
 mod walk;
@@ -23,14 +35,33 @@ pub use diff::{diff_profiles, DiffOptions, DiffReport, FunctionChange};
 pub use error::ToolError;
 pub use merge::{merge_files, merge_into, parse_weighted, WeightedInput};
 pub use overlap::{overlap_profiles, OverlapReport};
+pub use read::read;
 pub use staleness::{check_staleness, StalenessReport};
-
-use std::path::Path;
 
 /// The profile model and formats these tools work on.
 pub use kfdo_afdo;
 
-/// Read a profile, any format `kfdo_afdo` reads; errors name the file and the place.
-pub fn read(path: &Path) -> Result<kfdo_afdo::Profile, ToolError> {
-    kfdo_afdo::read_profile(path).map_err(ToolError::Read)
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["error", "walk"],
+            &["read", "overlap", "staleness"],
+            &["diff", "merge"],
+            &["render"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
 }

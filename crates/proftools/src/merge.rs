@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use kfdo_afdo::{FunctionSamples, Profile, SampleRecord};
 
-use crate::ToolError;
+use crate::error::ToolError;
 
 /// One input of a merge and the weight its counts are multiplied by.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub fn merge_files(inputs: &[WeightedInput]) -> Result<(Profile, MergeStats), To
 }
 
 fn read_input(path: &Path) -> Result<Profile, ToolError> {
-    crate::read(path)
+    crate::read::read(path)
 }
 
 /// Merge `src` scaled by `weight` into `dst`; returns how many counts saturated.

@@ -234,7 +234,7 @@ pub fn overlap_profiles(
     base: &Profile,
     test: &Profile,
     names: (&std::path::Path, &std::path::Path),
-) -> Result<OverlapReport, crate::ToolError> {
+) -> Result<OverlapReport, crate::error::ToolError> {
     let mut ag = Aggregator {
         base_hot: hot_threshold(base),
         test_hot: hot_threshold(test),
@@ -248,7 +248,7 @@ pub fn overlap_profiles(
     let (pb, pt) = (psum(&bstats), psum(&tstats));
     for (sum, path) in [(pb, names.0), (pt, names.1)] {
         if sum == 0 {
-            return Err(crate::ToolError::NoSamples {
+            return Err(crate::error::ToolError::NoSamples {
                 path: path.to_owned(),
             });
         }

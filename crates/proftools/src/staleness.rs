@@ -37,7 +37,7 @@ use kfdo_afdo::{FunctionSamples, LineLocation, Profile};
 use kfdo_elf::{Binary, Code, Frame, Symbolizer};
 use serde::Serialize;
 
-use crate::ToolError;
+use crate::error::ToolError;
 
 /// A function of the old profile that no longer fits, with its samples.
 #[derive(Clone, Debug, Default, Serialize)]

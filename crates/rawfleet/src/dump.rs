@@ -13,8 +13,8 @@
 //! Row fields are tab-separated, in file order; text fields are written with Rust's
 //! `escape_debug` so a tab or newline in a path cannot shift columns.
 
+use crate::error::RawError;
 use crate::read;
-use crate::RawError;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::io::Write;
 use std::path::Path;

@@ -13,8 +13,20 @@
 //! - [`merge`]: selection, host caps and class weights in exact integer arithmetic.
 //! - [`dump`]: the canonical text form (compared byte for byte with Spark's output).
 //! - [`split`]: one recording as a simulated fleet of hosts (tests and benches).
+//!
+//! # Layers
+//!
+//! Each module uses only the layers below it; modules in one layer are
+//! independent of each other (the `layering` test checks every `crate::` /
+//! `super::` path against this list):
+//!
+//! 1. `error` ([`RawError`]), `schema` (the columns and file metadata).
+//! 2. `profile`, `read`, `write`: rows to and from a raw profile and a file.
+//! 3. `dump`, `merge`, `split`: whole-file operations.
+//! 4. `tests` (unit tests across the layers).
 
 pub mod dump;
+mod error;
 pub mod merge;
 pub mod profile;
 pub mod read;
@@ -22,35 +34,33 @@ pub mod schema;
 pub mod split;
 pub mod write;
 
+pub use error::RawError;
 pub use schema::{FileInfo, Row, RowKind, SCHEMA_VERSION};
-
-use std::path::PathBuf;
-
-/// Why a raw file could not be read or written: names the file, what is wrong, and
-/// what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum RawError {
-    /// A bad input file (unreadable, truncated, not kfdo's, a newer schema, malformed):
-    /// `kfdo merge-raw --skip-bad` drops such a file instead.
-    #[error("{}: {what}", path.display())]
-    BadFile { path: PathBuf, what: String },
-    /// Anything else about the request (no inputs, mixed build-ids, a bad option).
-    #[error("{0}")]
-    Request(String),
-    #[error(transparent)]
-    Output(#[from] kfdo_outfile::OutputError),
-    #[error(transparent)]
-    Aggregate(#[from] kfdo_aggregate::AggregateError),
-}
-
-impl RawError {
-    pub fn bad(path: &std::path::Path, what: impl Into<String>) -> RawError {
-        RawError::BadFile {
-            path: path.to_path_buf(),
-            what: what.into(),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
+    //! every `crate::` / `super::` path under `src/` against them.
+
+    use std::path::Path;
+
+    use kfdo_testkit::layering::assert_layers;
+
+    fn src() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["error", "schema"],
+            &["profile", "read", "write"],
+            &["dump", "merge", "split"],
+            &["tests"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+}

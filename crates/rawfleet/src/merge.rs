@@ -8,10 +8,10 @@
 //! the number or size of files. All arithmetic is integer (u128), never float, so any
 //! implementation of the contract gets the same numbers.
 
+use crate::error::RawError;
 use crate::read::{self, Summary};
 use crate::schema::{FileInfo, Row, RowKind, RECORDER_MIXED};
 use crate::write::{write_file, FileKind};
-use crate::RawError;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 

@@ -7,10 +7,10 @@
 //! file they are rows of kind `ip` (from == to), so they never mix silently with the
 //! fall-through ranges of branch stacks, whose symbolization differs.
 
+use crate::error::RawError;
 use crate::schema::{
     Row, RowKind, EXTERNAL, RECORDER_BRBE, RECORDER_BRS, RECORDER_EMULATED, RECORDER_LBR,
 };
-use crate::RawError;
 use kfdo_aggregate::collect::CollectStats;
 use kfdo_aggregate::{RawProfile, EXTERNAL_ADDR};
 use std::path::Path;

@@ -2,8 +2,8 @@
 //! the way. Every error names the file, the place (row group, row, column) and what to
 //! do; nothing here panics on a bad file.
 
+use crate::error::RawError;
 use crate::schema::{self, FileInfo, Row, RowKind, COLUMNS, SCHEMA_VERSION};
-use crate::RawError;
 use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use std::path::{Path, PathBuf};

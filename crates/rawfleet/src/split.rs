@@ -10,10 +10,10 @@
 //! several files. Without perturbation the split is exact: merging the files gives
 //! the counts of the whole recording.
 
+use crate::error::RawError;
 use crate::profile::rows_of;
 use crate::schema::{FileInfo, RECORDER_IP};
 use crate::write::{write_file, FileKind};
-use crate::RawError;
 use kfdo_aggregate::collect::for_each_sample_with;
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::{lbr, CodeMap, RawProfile};

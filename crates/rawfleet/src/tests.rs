@@ -1,10 +1,10 @@
 //! Unit tests of reading, writing and merging, on small files written here.
 
+use crate::error::RawError;
 use crate::merge::{merge, parse_weight, MergeOptions};
 use crate::read;
 use crate::schema::{FileInfo, Row, RowKind};
 use crate::write::{write_file, write_with_footer, FileKind};
-use crate::RawError;
 use std::path::{Path, PathBuf};
 
 fn info(host: &str, class: &str, samples: i64, window: (i64, i64)) -> FileInfo {

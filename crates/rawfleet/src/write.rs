@@ -2,8 +2,8 @@
 //! to a temporary name in the output's directory renamed into place when complete, so
 //! a failure never leaves a partial file.
 
+use crate::error::RawError;
 use crate::schema::{self, FileInfo, Row, META_KIND, META_SCHEMA_VERSION, SCHEMA_VERSION};
-use crate::RawError;
 use arrow_array::builder::{Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use parquet::arrow::ArrowWriter;

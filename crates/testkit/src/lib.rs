@@ -19,6 +19,10 @@
 //!     return;
 //! }
 //! ```
+//!
+//! [`layering`] is the crate-internal layer check every kfdo crate runs as a test.
+
+pub mod layering;
 
 use std::borrow::Borrow;
 use std::io::Write;

@@ -6,6 +6,7 @@
 pub(crate) mod die;
 pub(crate) mod inline;
 pub(crate) mod line;
+pub(crate) mod producer;
 
 use std::sync::OnceLock;
 

@@ -209,6 +209,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             m.module, m.functions, m.total_samples
         ));
     }
+    if let Some(gcc) = &summary.gcc {
+        g.info(format!("  for {gcc}"));
+    }
     finish(&a, &req, &summary, g)
 }
 

@@ -237,6 +237,69 @@ fn a_profile_for_the_other_release_is_refused_by_gcc_and_by_kfdo() {
     assert!(!out.status.success(), "--gcc-version without --format gcov");
 }
 
+/// Without --gcc-version the profile is for the GCC that built the binary (its DWARF
+/// producer), not the `gcc` on PATH: lz built by gcc-11 while PATH's gcc is gcc-12
+/// gets a profile gcc-11 takes silently, and the summary says where 11 came from.
+#[test]
+fn the_release_comes_from_the_binarys_dwarf_not_from_path() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // PATH's gcc is gcc-12 whatever the machine's default is.
+    let path_dir = dir.path().join("path");
+    std::fs::create_dir(&path_dir).unwrap();
+    let gcc_on_path = path_dir.join("gcc");
+    std::fs::write(&gcc_on_path, "#!/bin/sh\nexec gcc-12 \"$@\"\n").unwrap();
+    std::fs::set_permissions(
+        &gcc_on_path,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        path_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let on_path = run_ok(Command::new("gcc").arg("--version").env("PATH", &path));
+    assert!(
+        String::from_utf8_lossy(&on_path.stdout).contains(" 12."),
+        "PATH's gcc is not gcc-12"
+    );
+
+    let (bin, _) = gcc(11, "lz.c", dir.path(), "lz", &[]);
+    let data = dir.path().join("train.data");
+    record_emulated(&bin, &[], &data);
+    let prof = dir.path().join("lz.gcov");
+    let out = run_ok(
+        kfdo()
+            .env("PATH", &path)
+            .args(["profile", "--json", "--format", "gcov", "--binary"])
+            .arg(&bin)
+            .arg("--perf-data")
+            .arg(&data)
+            .arg("-o")
+            .arg(&prof),
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["gcc"]["major"], 11, "{summary:#}");
+    assert_eq!(summary["gcc"]["source"], "binary", "{summary:#}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("for GCC 11 (from the binary's DWARF producer: \"GNU C"),
+        "the summary says which release and why: {said}"
+    );
+    read_gcov(&prof, Some(GcovVersion::Gcc11)).unwrap();
+
+    let flags = [format!("-fauto-profile={}", prof.display())];
+    let (_, out) = gcc(11, "lz.c", dir.path(), "lz-afdo", &flags);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.trim().is_empty(),
+        "gcc-11 said something about the profile:\n{stderr}"
+    );
+}
+
 /// AutoFDO's create_gcov on the same samples (its own perf.data reader cannot read
 /// perf 6's files, so it gets them as its text input, and it reads DWARF 4 only), for
 /// GCC 11 (create_gcov's strings are GCC 11's whatever the version).

@@ -12,35 +12,8 @@
 
 use super::chain::{ChainSet, Slot};
 use super::graph::Graph;
-use super::LayoutParams;
-
-/// How the slices are put together; the order is llvm-propeller's, which breaks ties.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum MergeOrder {
-    SU,
-    S2S1U,
-    S1US2,
-    US2S1,
-    S2US1,
-}
-
-/// The orders that cut S, in the order they are tried.
-pub(crate) const SPLIT_ORDERS: [MergeOrder; 4] = [
-    MergeOrder::S1US2,
-    MergeOrder::S2S1U,
-    MergeOrder::US2S1,
-    MergeOrder::S2US1,
-];
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Assembly {
-    pub split: u32,
-    pub unsplit: u32,
-    pub order: MergeOrder,
-    /// The bundle S2 starts at (0 for SU).
-    pub pos: u32,
-    pub gain: f64,
-}
+use super::merge_order::{Assembly, MergeOrder};
+use super::params::LayoutParams;
 
 /// Why an assembly is not a candidate.
 #[derive(Clone, Copy, Debug, PartialEq)]

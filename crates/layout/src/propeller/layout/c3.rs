@@ -15,7 +15,7 @@ use super::super::model::EdgeKind;
 use super::chain::NONE;
 use super::graph::Graph;
 use super::merge::BuiltChain;
-use super::LayoutParams;
+use super::params::LayoutParams;
 
 /// Edges under 1/10 of their target block's count are not a reason to cluster.
 const HOT_EDGE_RELATIVE_FREQUENCY: u64 = 10;

@@ -7,10 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::assembly::{Assembly, MergeOrder};
 use super::graph::Graph;
+use super::merge_order::{Assembly, MergeOrder};
+use super::params::LayoutParams;
 use super::score::edge_score;
-use super::LayoutParams;
 
 pub(crate) const NONE: u32 = u32::MAX;
 

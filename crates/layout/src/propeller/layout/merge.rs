@@ -16,11 +16,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::FxHashMap;
 
 use super::super::model::EdgeKind;
-use super::assembly::{self, Assembly, MergeOrder, Reject, SPLIT_ORDERS};
+use super::assembly::{self, Reject};
 use super::chain::ChainSet;
 use super::forced::forced_paths;
 use super::graph::{GEdge, Graph};
-use super::LayoutParams;
+use super::merge_order::{Assembly, MergeOrder, SPLIT_ORDERS};
+use super::params::LayoutParams;
 
 /// Initial chains a caller asks for: by function index, lists of block indices.
 pub(crate) type InitialChains = BTreeMap<usize, Vec<Vec<usize>>>;

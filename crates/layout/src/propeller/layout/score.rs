@@ -7,7 +7,7 @@
 use rustc_hash::FxHashMap;
 
 use super::super::model::{EdgeKind, FunctionCfg, NodeRef, ProgramCfg, ProgramLayout};
-use super::LayoutParams;
+use super::params::LayoutParams;
 
 /// One edge's score when its sink starts `distance` bytes after its source block ends
 /// (negative: before). A call counts from the middle of its block, a return lands in

@@ -6,11 +6,12 @@ mod cases;
 
 use super::super::model;
 
-use super::assembly::{MergeOrder, Reject};
+use super::assembly::Reject;
 use super::forced::{break_cycles, forced_edges, forced_paths};
 use super::graph::Graph;
 use super::merge::{Builder, InitialChains};
-use super::LayoutParams;
+use super::merge_order::MergeOrder;
+use super::params::LayoutParams;
 
 /// The chain holding block `n` of function 0.
 fn chain(b: &Builder, n: u32) -> u32 {

@@ -1,20 +1,18 @@
-//! Raw Parquet files (`kfdo-rawfleet`) in and out of a conversion: `kfdo profile
-//! --raw-out` writes the counts the converter collects, keyed by the binary's build-id,
-//! with the host, window, samples and recorder; `--from-raw` reads them back (after a
-//! fleet merge, say) into the same [`RawProfile`] a direct conversion builds, so every
-//! output format follows unchanged.
+//! `kfdo profile --raw-out`: the counts the converter collects as one host's raw Parquet
+//! file (`kfdo-rawfleet`), keyed by the binary's build-id, with the host, window,
+//! samples and recorder. `--from-raw` reads such files back (`parquet_input`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kfdo_aggregate::collect::CollectStats;
 use kfdo_aggregate::target::TargetBinary;
-use kfdo_aggregate::RawProfile;
-use kfdo_rawfleet::schema::{FileInfo, RowKind, RECORDER_IP};
+use kfdo_rawfleet::profile as rows;
+use kfdo_rawfleet::schema::{FileInfo, RECORDER_IP};
 use kfdo_rawfleet::write::{write_file, FileKind};
-use kfdo_rawfleet::{profile as rows, read};
 
-use crate::profile::{Input, ProfileError, ProfileRequest};
+use crate::collect::collect;
+use crate::error::ProfileError;
+use crate::request::{Input, ProfileRequest};
 
 /// Where and as whom to write a host file.
 #[derive(Clone, Debug)]
@@ -69,7 +67,7 @@ pub fn write_raw_parquet(
     crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
     let code = kfdo_elf::Code::new(&bin)?;
     let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
-    let (raw, stats) = crate::profile::collect(req, &bin, &target, &code, on_input)?;
+    let (raw, stats) = collect(req, &bin, &target, &code, on_input)?;
     let recorder = if req.ip_only {
         RECORDER_IP.to_string()
     } else {
@@ -114,73 +112,4 @@ pub fn write_raw_parquet(
         rows: n,
         seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// The recorder of a raw file (its first row's), to choose IP-only symbolization.
-pub fn parquet_recorder(path: &Path) -> Result<String, ProfileError> {
-    let mut r = read::open(path)?;
-    let mut rows = Vec::new();
-    r.next_rows(&mut rows)?;
-    Ok(r.info().map(|i| i.recorder.clone()).unwrap_or_default())
-}
-
-/// `--from-raw`: a raw file's counts, if it is of this very binary, and its samples as
-/// an input's statistics.
-pub(crate) fn read_parquet(
-    req: &ProfileRequest,
-    path: &Path,
-    bin: &kfdo_elf::Binary,
-) -> Result<(RawProfile, CollectStats), ProfileError> {
-    let ours = rows::build_id_hex(bin);
-    let base = bin.preferred_base();
-    let mut raw = RawProfile::default();
-    let (mut ip, mut lbr) = (0u64, 0u64);
-    let summary = read::scan(path, |info, batch| {
-        if info.build_id != ours {
-            return Err(kfdo_rawfleet::RawError::bad(
-                path,
-                format!(
-                    "holds counts of build-id `{}`, but {} has build-id `{ours}`: pass the \
-                     binary of that release (or merge with --build-id {ours})",
-                    info.build_id,
-                    req.binary.display()
-                ),
-            ));
-        }
-        for r in batch {
-            if r.kind == RowKind::Ip {
-                ip += 1;
-            } else {
-                lbr += 1;
-            }
-        }
-        rows::add_rows(&mut raw, batch, base);
-        Ok(())
-    })?;
-    let what = match (ip > 0, lbr > 0, req.ip_only) {
-        (true, true, _) => Some(
-            "mixes IP-only counts with branch-stack counts, which symbolize differently: \
-             merge the IP-only hosts and the branch-stack hosts into separate files",
-        ),
-        (true, false, false) => Some("holds IP-only counts: convert it with --ip-only"),
-        (false, true, true) => Some("holds branch-stack counts: drop --ip-only"),
-        _ => None,
-    };
-    if let Some(what) = what {
-        return Err(ProfileError::Request(format!(
-            "{}: {what} (recorder `{}`)",
-            path.display(),
-            summary.info.recorder
-        )));
-    }
-    // The file's samples stand for the recording's in the summary.
-    let samples = summary.info.samples.max(0) as u64;
-    let stats = CollectStats {
-        input: path.display().to_string(),
-        samples,
-        samples_used: samples,
-        samples_in_binary: samples,
-        ..Default::default()
-    };
-    Ok((raw, stats))
 }
