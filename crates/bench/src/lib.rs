@@ -48,12 +48,14 @@
 //! 1. `metric`, `stats`, `warning`: the vocabulary (a warning names its own
 //!    thresholds).
 //! 2. `env` (the machine), `runner` (one run), `running_kernel`.
-//! 3. `counters`: hardware and emulated counters of a run.
+//! 3. `counters`: hardware and emulated counters of a run; `identity`: which program a
+//!    run starts (its build-id or content hash).
 //! 4. `store`: sessions on disk.
-//! 5. `analysis`: stored runs to verdicts.
+//! 5. `analysis`: stored runs to verdicts; `kept`: what an interrupted session kept.
 //! 6. `report`: HTML, Markdown and text.
-//! 7. `compare` (a whole A/B session), `heatmap`.
-//! 8. `tagged`: comparisons of tagged builds.
+//! 7. `pooling`: which stored runs form one series (it names sessions as reports do).
+//! 8. `compare` (a whole A/B session), `heatmap`.
+//! 9. `tagged`: comparisons of tagged builds.
 //!
 //! `report/`, `heatmap/` and `tagged/` keep their shared helpers and vocabulary in
 //! the folder's `mod.rs`, which uses the modules back: inside them the layers are
@@ -100,10 +102,11 @@ mod layering {
         let layers: &[&[&str]] = &[
             &["metric", "stats", "warning"],
             &["env", "runner", "running_kernel"],
-            &["counters"],
+            &["counters", "identity"],
             &["store"],
-            &["analysis"],
+            &["analysis", "kept"],
             &["report"],
+            &["pooling"],
             &["compare", "heatmap"],
             &["tagged"],
         ];
