@@ -61,3 +61,46 @@ pub use emulated::{RecordConfig, RecordOutcome, Window, DEFAULT_DEPTH, DEFAULT_P
 pub use error::Error;
 pub use request::{record, KernelBoot, RecordRequest, Recorded, SystemScope, Target};
 pub use stdio::{ChildSetup, StdStream, StdioPlan};
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks every
+    //! `crate::` / `super::` path under `src/` against them.
+
+    use std::path::{Path, PathBuf};
+
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
+
+    fn src() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["error"],
+            &["stdio"],
+            &["hardware", "emulated"],
+            &["request"],
+        ];
+        assert_layers(&src(), layers, &[]);
+    }
+
+    #[test]
+    fn emulated_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["stream_format", "plugin", "guest_arch"],
+            &["maps", "program_file", "counters"],
+            &[
+                "stream",
+                "guest_program",
+                "plugin_args",
+                "recording",
+                "guest_modules",
+            ],
+            &["capture", "perfout"],
+            &["user", "system", "launcher"],
+        ];
+        assert_folder_layers(&src(), "emulated", layers, &["emulated/plugin_units.rs"]);
+    }
+}

@@ -154,3 +154,9 @@ fn a_tree_passes_until_a_lower_module_imports_a_higher_one() {
     // A folder that does not exist.
     assert!(check_folder(src, "nowhere", kernel, &[]).is_err());
 }
+
+#[test]
+fn a_module_declared_with_a_path_attribute_counts_as_present() {
+    let text = "mod a;\n/// shared\n#[path = \"../x/shared.rs\"]\npub mod shared;\n#[path = \"y.rs\"]\n#[allow(dead_code)]\npub(crate) mod other;\nmod b;\n";
+    assert_eq!(super::path_modules(text), ["shared", "other"]);
+}
