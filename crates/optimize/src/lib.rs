@@ -35,3 +35,90 @@ pub mod steps;
 
 pub use plan::{Finished, Overrides, Plan};
 pub use program::{Compiler, Options, Outcome, Recipe, Variant};
+
+#[cfg(test)]
+mod layering {
+    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks every
+    //! `crate::` / `super::` path under `src/` against them. Inside each folder the
+    //! modules are in the doc's order, each one a layer of its own.
+
+    use std::path::{Path, PathBuf};
+
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
+
+    fn src() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    fn one_per_layer<'a>(modules: &'a [&'a str]) -> Vec<&'a [&'a str]> {
+        modules.iter().map(std::slice::from_ref).collect()
+    }
+
+    #[test]
+    fn the_pipelines_are_siblings_over_the_step_core() {
+        assert_layers(&src(), &[&["steps"], &["program", "kernel"], &["plan"]], &[]);
+    }
+
+    #[test]
+    fn step_modules_only_use_earlier_ones() {
+        let order = [
+            "interrupt",
+            "cache",
+            "exec",
+            "progress",
+            "scripts",
+            "recipe_file",
+            "gcc_note",
+            "agree",
+            "engine",
+            "profile",
+            "llvm_profgen",
+        ];
+        assert_folder_layers(&src(), "steps", &one_per_layer(&order), &[]);
+    }
+
+    #[test]
+    fn program_modules_only_use_earlier_ones() {
+        let order = [
+            "variant",
+            "compiler",
+            "target",
+            "recipe",
+            "ctx",
+            "compile",
+            "train",
+            "train_gcc",
+            "postlink",
+            "judge",
+            "summary",
+            "pipeline",
+        ];
+        assert_folder_layers(&src(), "program", &one_per_layer(&order), &[]);
+    }
+
+    #[test]
+    fn kernel_modules_only_use_earlier_ones() {
+        let order = [
+            "profile_check",
+            "gcda",
+            "summary",
+            "recipe",
+            "variant",
+            "ctx",
+            "source",
+            "config",
+            "gcc_warnings",
+            "build",
+            "initramfs",
+            "boot",
+            "train",
+            "propeller",
+            "gcov_pgo",
+            "judge",
+            "report",
+            "package",
+            "pipeline",
+        ];
+        assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);
+    }
+}
