@@ -1,11 +1,25 @@
 //! The `kfdo` command: argument parsing and wiring only. Each subcommand lives in
 //! `cmd/<name>.rs` and calls into the library crates, which do the work.
+//!
+//! Layers, bottom first (the `layering` test checks them): `output` (the global flags
+//! and how messages are printed); `counts` (the words for sample counts), `json_out`
+//! (where `--json` / `--json-out` go) and `next` (each summary's next step); `cmd`.
 
 mod cmd;
 mod counts;
 mod json_out;
 mod next;
 mod output;
+
+#[cfg(test)]
+mod layering {
+    #[test]
+    fn modules_only_use_lower_layers() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let layers: &[&[&str]] = &[&["output"], &["counts", "json_out", "next"], &["cmd"]];
+        kfdo_testkit::layering::assert_layers(&src, layers, &["main.rs"]);
+    }
+}
 
 use clap::{Parser, Subcommand};
 

@@ -56,7 +56,11 @@ mod layering {
 
     #[test]
     fn the_pipelines_are_siblings_over_the_step_core() {
-        assert_layers(&src(), &[&["steps"], &["program", "kernel"], &["plan"]], &[]);
+        assert_layers(
+            &src(),
+            &[&["steps"], &["program", "kernel"], &["plan"]],
+            &[],
+        );
     }
 
     #[test]

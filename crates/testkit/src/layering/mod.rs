@@ -82,7 +82,11 @@ pub fn check_folder(
     }
     // A module whose file lives elsewhere (`#[path = "..."] mod x;`, such as a file shared
     // with a separately built plugin) is declared in the folder's `mod.rs` / `lib.rs`.
-    let owner = if folder.is_empty() { "lib.rs" } else { "mod.rs" };
+    let owner = if folder.is_empty() {
+        "lib.rs"
+    } else {
+        "mod.rs"
+    };
     modules.extend(path_modules(
         &std::fs::read_to_string(dir.join(owner)).unwrap_or_default(),
     ));
