@@ -1,7 +1,7 @@
 //! No command writes over one of its own inputs: the rule every command applies,
 //! before doing any work, to the files it will write and the files it reads.
 
-use crate::OutputError;
+use crate::atomic::OutputError;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -86,7 +86,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// The canonical directory an output goes to, when it exists.
 fn canonical_parent(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(crate::parent_dir(path)).ok()
+    std::fs::canonicalize(crate::atomic::parent_dir(path)).ok()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Whether an output can be written at all, checked before a long run rather than
 //! found out after it.
 
-use crate::{create_error, parent_dir, temp_in, OutputError};
+use crate::atomic::{create_error, parent_dir, temp_in, OutputError};
 use std::path::Path;
 
 /// Checks that a file can be written at `path`: it is not a directory, and a file

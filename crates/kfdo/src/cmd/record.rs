@@ -311,10 +311,7 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
         .chain(&a.qemu_system)
         .map(PathBuf::as_path)
         .collect();
-    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
-    for out in &outputs {
-        kfdo_outfile::check_writable(out.option, out.path)?;
-    }
+    kfdo_outfile::check_outputs(&outputs, &inputs)?;
     Ok(())
 }
 
