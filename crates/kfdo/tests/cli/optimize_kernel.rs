@@ -224,21 +224,34 @@ fn bad_inputs(recipe: &Path, out: &Path) {
     // The recipe again, with one thing changed; its paths made absolute.
     let text = std::fs::read_to_string(recipe.join("recipe.toml")).unwrap();
     let text = text.replace("\"../../../", &format!("\"{}/", repo_root().display()));
-    let variant = |what: &str, from: &str, to: &str| {
-        assert!(text.contains(from), "the test recipe has no `{from}`");
+    let variant = |what: &str, changes: &[(&str, &str)]| {
+        let mut changed = text.clone();
+        for (from, to) in changes {
+            assert!(changed.contains(from), "the test recipe has no `{from}`");
+            changed = changed.replacen(from, to, 1);
+        }
         let dir = out.join(format!("bad-recipe-{what}"));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("recipe.toml"), text.replacen(from, to, 1)).unwrap();
+        std::fs::write(dir.join("recipe.toml"), changed).unwrap();
         let o = optimize_cmd(&dir, out, false).output().unwrap();
         assert!(!o.status.success(), "{what}: kfdo optimize succeeded");
         String::from_utf8_lossy(&o.stderr).to_string()
     };
-    let err = variant("failing-workload", "train = \"", "train = \"nosuch:1,");
+    let err = variant("failing-workload", &[("train = \"", "train = \"nosuch:1,")]);
     assert!(
         err.contains("the workload failed in the guest") && err.contains("nosuch"),
         "{err}"
     );
-    let err = variant("timeout", "boot_timeout_s = 600", "boot_timeout_s = 3");
+    // A training run that needs an hour of guest time against a 3-second limit: the limit
+    // is met on any machine, however idle (the recipe's own training run alone can finish
+    // within 3 s on an idle one), and the cached training run is left alone.
+    let err = variant(
+        "timeout",
+        &[
+            ("boot_timeout_s = 600", "boot_timeout_s = 3"),
+            ("train = \"", "train = \"pipe:100000000,"),
+        ],
+    );
     assert!(
         err.contains("did not finish") && err.contains("console's last lines"),
         "{err}"
