@@ -21,10 +21,15 @@
 //! 3. `extbinary`: LLVM's extensible binary format (with the summary).
 //! 4. `text`: LLVM's text format.
 //!
-//! Inside `builder/` (`discriminator`, `names`, `ranges`, then `functions`) and
-//! `text/` (`reader` and `writer`, independent) the layers are tested too. In
-//! `gcov/` and `extbinary/` the reader and writer still take the format's
-//! constants from the folder's `mod.rs`, which uses them back: not checked yet.
+//! Inside the folders the layers are tested too (each folder's `mod.rs` only
+//! declares its modules and re-exports):
+//!
+//! - `builder/`: `discriminator`, `names`, `ranges`, then `functions`.
+//! - `text/`: `reader` and `writer`, independent.
+//! - `gcov/`: `layout` (magic, tags, [`GcovVersion`]) and `fold` (GCC's view of a
+//!   profile), then `reader` and `writer`, independent.
+//! - `extbinary/`: `layout` (magic, version, section types and flags, ULEB128),
+//!   then `reader`, then `writer` (whose tests read back with the reader).
 
 pub mod builder;
 pub mod error;
@@ -178,5 +183,17 @@ mod layering {
     fn text_modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[&["reader", "writer"]];
         assert_folder_layers(&src(), "text", layers, &[]);
+    }
+
+    #[test]
+    fn gcov_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["layout", "fold"], &["reader", "writer"]];
+        assert_folder_layers(&src(), "gcov", layers, &[]);
+    }
+
+    #[test]
+    fn extbinary_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["layout"], &["reader"], &["writer"]];
+        assert_folder_layers(&src(), "extbinary", layers, &[]);
     }
 }

@@ -57,9 +57,19 @@
 //! 8. `compare` (a whole A/B session), `heatmap`.
 //! 9. `tagged`: comparisons of tagged builds.
 //!
-//! `report/`, `heatmap/` and `tagged/` keep their shared helpers and vocabulary in
-//! the folder's `mod.rs`, which uses the modules back: inside them the layers are
-//! not checked yet.
+//! Inside the folders the layers are tested too (each folder's `mod.rs` only
+//! declares its modules and re-exports), bottom first:
+//!
+//! - `report/`: `escape` (HTML, Markdown, base64) and `figures` (numbers for
+//!   people); `plot` (SVG plots) and `metrics` (counter tables); `text`, `html` and
+//!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
+//!   tables).
+//! - `heatmap/`: `points` (samples and functions) and `span` (the hot text span);
+//!   `grid` (cells, colours, the PNG) and `input` (perf.data and the ELF file to
+//!   points); `svg` (the picture with axes and labels); `make` (one heat map of a
+//!   recording).
+//! - `tagged/`: `keys` (where a tag is stored) and `error` ([`tagged::TagError`]);
+//!   `stored` (the tags a store holds); `record` and `compare`.
 
 pub mod analysis;
 pub mod compare;
@@ -91,7 +101,7 @@ mod layering {
 
     use std::path::Path;
 
-    use kfdo_testkit::layering::assert_layers;
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
 
     fn src() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -111,5 +121,29 @@ mod layering {
             &["tagged"],
         ];
         assert_layers(&src(), layers, &[]);
+    }
+
+    #[test]
+    fn report_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["escape", "figures"],
+            &["plot", "metrics"],
+            &["text", "html", "markdown"],
+            &["write"],
+            &["profiles"],
+        ];
+        assert_folder_layers(&src(), "report", layers, &[]);
+    }
+
+    #[test]
+    fn heatmap_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["points", "span"], &["grid", "input"], &["svg"], &["make"]];
+        assert_folder_layers(&src(), "heatmap", layers, &[]);
+    }
+
+    #[test]
+    fn tagged_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[&["keys", "error"], &["stored"], &["record", "compare"]];
+        assert_folder_layers(&src(), "tagged", layers, &[]);
     }
 }

@@ -36,7 +36,17 @@
 //!    a `&Binary`, independent of each other.
 //! 6. `symbolizer`: [`Symbolizer`], DWARF plus the symbols `code` says
 //!    llvm-profgen disassembles.
-
+//!
+//! Inside `dwarf/` (tested too; `dwarf/mod.rs` only declares and re-exports), bottom
+//! first:
+//!
+//! 1. `units`: the units parsed up front, and the reader type.
+//! 2. `line` (a unit's line table) and `die` (the DIE attributes the symbolizer
+//!    reads, and names followed through abstract origins and specifications).
+//! 3. `inline`: a unit's inline tree.
+//! 4. `ctx`: the units ready for lookups (the address -> unit map, each unit's tree
+//!    and line table built on first use).
+//! 5. `producer`: which compiler built the binary.
 //!
 //! `lib.rs` only re-exports; callers use the names above, not the modules.
 
@@ -84,7 +94,7 @@ mod layering {
 
     use std::path::Path;
 
-    use kfdo_testkit::layering::assert_layers;
+    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
 
     fn src() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -101,5 +111,17 @@ mod layering {
             &["symbolizer"],
         ];
         assert_layers(&src(), layers, &[]);
+    }
+
+    #[test]
+    fn dwarf_modules_only_use_lower_layers() {
+        let layers: &[&[&str]] = &[
+            &["units"],
+            &["line", "die"],
+            &["inline"],
+            &["ctx"],
+            &["producer"],
+        ];
+        assert_folder_layers(&src(), "dwarf", layers, &[]);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{flags, sec, MAGIC_BINARY, MAGIC_EXT_BINARY, VERSION};
+use super::layout::{flags, sec, MAGIC_BINARY, MAGIC_EXT_BINARY, VERSION};
 use crate::error::AfdoError;
 use crate::model::{FunctionSamples, LineLocation, Profile, MAX_LINE_OFFSET};
 use crate::summary::{ProfileSummary, SummaryEntry};

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use super::{flags, put_uleb, sec, MAGIC_EXT_BINARY, VERSION};
+use super::layout::{flags, put_uleb, sec, MAGIC_EXT_BINARY, VERSION};
 use crate::error::AfdoError;
 use crate::model::{FunctionSamples, Profile};
 use crate::summary::ProfileSummary;

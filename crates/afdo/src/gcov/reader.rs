@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::fold::MAX_GCOV_COUNT;
-use super::{has_magic, GcovVersion, TAG_FILE_NAMES, TAG_FUNCTION};
+use super::layout::{has_magic, GcovVersion, TAG_FILE_NAMES, TAG_FUNCTION};
 use crate::error::AfdoError;
 use crate::model::{FunctionSamples, LineLocation, Profile};
 

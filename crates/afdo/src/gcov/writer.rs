@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use super::fold::gcc_view;
-use super::{
+use super::layout::{
     GcovVersion, GCOV_DATA_MAGIC, HIST_TYPE_INDIR_CALL, TAG_FILE_NAMES, TAG_FUNCTION,
     TAG_MODULE_GROUPING,
 };

@@ -4,8 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::grid::{geometry, render_png, Grid};
 use super::input::{self, AddrSource, InputError};
-use super::{geometry, hot_text_span, render_png, render_svg, Grid, HotFunction, HotSpan};
+use super::points::HotFunction;
+use super::span::{hot_text_span, HotSpan};
+use super::svg::render_svg;
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, Clone)]

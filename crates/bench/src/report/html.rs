@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
+use super::escape::escape_html as e;
+use super::figures::{fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use super::plot::{distribution_svg, PALETTE};
-use super::{escape_html as e, fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use crate::analysis::{Analysis, BenchmarkAnalysis};
 use crate::store::Heatmap;
 
@@ -289,7 +290,7 @@ fn heatmap_section(out: &mut String, heatmaps: &[Heatmap]) {
             e(&span),
             // The stored SVG goes in as an image, never as markup: whatever a
             // store file holds, it cannot add elements or script to the page.
-            super::base64(h.svg.as_bytes()),
+            super::escape::base64(h.svg.as_bytes()),
             e(&h.label)
         );
     }

@@ -4,9 +4,8 @@
 
 use std::fmt::Write;
 
-use super::{
-    escape_markdown as m, fmt_count, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time,
-};
+use super::escape::escape_markdown as m;
+use super::figures::{fmt_count, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use crate::analysis::Analysis;
 use crate::store::Heatmap;
 

@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use super::{escape_html, escape_markdown, fmt_count, fmt_pct};
+use super::escape::{escape_html, escape_markdown};
+use super::figures::{fmt_count, fmt_pct};
 use crate::analysis::{BenchmarkAnalysis, MetricAnalysis};
 
 /// (name, source, unit) of every metric of a benchmark, in first-seen order.

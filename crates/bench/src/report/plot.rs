@@ -6,7 +6,8 @@
 
 use std::fmt::Write;
 
-use super::{escape_html, fmt_time};
+use super::escape::escape_html;
+use super::figures::fmt_time;
 use crate::analysis::BenchmarkAnalysis;
 
 /// Colours: the baseline in slate, the others in distinct hues.

@@ -9,8 +9,9 @@
 
 use std::fmt::Write;
 
+use super::escape::{escape_html as e, escape_markdown as m};
 use super::write::{write_report, ReportError, ReportOutcome, ReportRequest};
-use super::{escape_html as e, escape_markdown as m, html, markdown};
+use super::{html, markdown};
 use crate::analysis::Analysis;
 
 /// One table: a caption, column names and rows of cells.

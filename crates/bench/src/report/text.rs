@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time};
+use super::figures::{fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use crate::analysis::BenchmarkAnalysis;
 
 /// The verdict of one benchmark, as `kfdo compare` prints it.

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use super::error::TagError;
 use super::stored::{known_list, only_tags, stored_tags, StoredTag};
-use super::TagError;
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::stats;
 use crate::store::{Benchmark, Contents, Store};

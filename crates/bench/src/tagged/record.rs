@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use super::error::TagError;
+use super::keys::{KERNEL_KEY, TAG_KEY};
 use super::stored::{only_tags, stored_tags};
-use super::{TagError, KERNEL_KEY, TAG_KEY};
 use crate::analysis::{self, BenchmarkAnalysis};
 use crate::compare::{
     self, default_benchmark, CompareEvent, CompareOutcome, CompareRequest, SessionExtras,

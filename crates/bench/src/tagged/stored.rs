@@ -1,6 +1,6 @@
 //! The tags a store holds, read back from the sessions that recorded them.
 
-use super::{KERNEL_KEY, TAG_KEY};
+use super::keys::{KERNEL_KEY, TAG_KEY};
 use crate::running_kernel::RunningKernel;
 use crate::store::{Benchmark, Contents, Session, StoredVariant};
 

@@ -3,7 +3,7 @@
 
 use gimli::{constants as dw, AttributeValue};
 
-use super::{DwarfCtx, R};
+use super::units::{Units, R};
 
 /// The attributes of one DIE we care about, gathered in one pass over its
 /// attribute list.
@@ -60,7 +60,7 @@ impl<'a> DieAttrs<'a> {
     /// empty and inverted ranges are kept (callers filter, as llvm's do).
     pub(crate) fn ranges(
         &self,
-        ctx: &DwarfCtx<'a>,
+        ctx: &Units<'a>,
         unit: &gimli::Unit<R<'a>>,
         out: &mut Vec<(u64, u64)>,
     ) -> gimli::Result<()> {
@@ -90,7 +90,7 @@ impl<'a> DieAttrs<'a> {
     }
 }
 
-/// A DIE identified by its unit (index into `DwarfCtx::units`) and offset.
+/// A DIE identified by its unit (index into `Units::units`) and offset.
 pub(crate) type DieRef = (usize, gimli::UnitOffset);
 
 /// What `findRecursively` yields for a subroutine: names and decl line,
@@ -109,7 +109,7 @@ impl<'a> Resolved<'a> {
     }
 }
 
-impl<'a> DwarfCtx<'a> {
+impl<'a> Units<'a> {
     /// Resolves a reference-class attribute to a DIE, possibly in another unit.
     pub(crate) fn deref(&self, from_unit: usize, v: &AttributeValue<R<'a>>) -> Option<DieRef> {
         match *v {

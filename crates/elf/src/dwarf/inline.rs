@@ -17,7 +17,7 @@ use gimli::constants as dw;
 use rustc_hash::FxHashMap;
 
 use super::die::DieAttrs;
-use super::DwarfCtx;
+use super::units::Units;
 
 pub(crate) const NO_PARENT: u32 = u32::MAX;
 
@@ -60,7 +60,7 @@ struct Pending {
 }
 
 impl InlineTree {
-    pub(crate) fn build(ctx: &DwarfCtx<'_>, ui: usize) -> gimli::Result<InlineTree> {
+    pub(crate) fn build(ctx: &Units<'_>, ui: usize) -> gimli::Result<InlineTree> {
         let unit = &ctx.units[ui].unit;
         let mut tree = InlineTree::default();
         let mut addr_map: BTreeMap<u64, (u64, u32)> = BTreeMap::new();

@@ -6,7 +6,7 @@
 //! end is above it (and only that one), then the last row at or below it
 //! wins, so of several rows at one address the last is used.
 
-use super::R;
+use super::units::R;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Row {

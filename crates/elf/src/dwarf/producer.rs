@@ -5,7 +5,7 @@
 
 use gimli::constants as dw;
 
-use super::DwarfCtx;
+use super::ctx::DwarfCtx;
 use crate::binary::Binary;
 use crate::error::ElfError;
 
