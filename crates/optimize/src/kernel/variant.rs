@@ -246,7 +246,7 @@ impl KernelVariant {
             if word.contains("bolt") {
                 bail!(
                     "--variants {word}: BOLT kernels are not built by kfdo optimize (llvm-bolt on \
-                     a vmlinux is experimental in LLVM 19; see the README's Propeller and BOLT section)"
+                     a vmlinux is experimental in LLVM 19; see docs/propeller-and-bolt.md, 'BOLT and the kernel')"
                 );
             }
             if !out.iter().any(|v| v.name == word) {
