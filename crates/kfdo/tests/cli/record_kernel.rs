@@ -70,17 +70,18 @@ fn record(k: &Kernel, period: u64, extra: &[&str]) -> Recorded {
             .arg(&data),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     eprintln!(
         "record_kernel: boot + record took {:.1} s",
         start.elapsed().as_secs_f64()
     );
-    // The guest's serial console passes through: the workload's last line, then the JSON.
+    // With --json the guest's serial console passes through on stderr (the workload's
+    // last line among it), and stdout is the JSON alone.
     assert!(
-        stdout.contains("kfdo-workload: done 100 rounds"),
-        "the workload did not finish:\n{stdout}"
+        stderr.contains("kfdo-workload: done 100 rounds"),
+        "the workload did not finish:\n{stderr}"
     );
-    let json_at = stdout.rfind("\n{").map(|i| i + 1).unwrap_or(0);
-    let json: serde_json::Value = serde_json::from_str(&stdout[json_at..])
+    let json: serde_json::Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("--json output: {e}:\n{stdout}"));
     let script = dir.join("perf.script");
     let out = run_ok(
