@@ -81,8 +81,8 @@ fn record(k: &Kernel, period: u64, extra: &[&str]) -> Recorded {
         stderr.contains("kfdo-workload: done 100 rounds"),
         "the workload did not finish:\n{stderr}"
     );
-    let json: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("--json output: {e}:\n{stdout}"));
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("--json output: {e}:\n{stdout}"));
     let script = dir.join("perf.script");
     let out = run_ok(
         Command::new("perf")
