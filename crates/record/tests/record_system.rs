@@ -97,3 +97,25 @@ fn wrong_vmlinux_is_refused() {
     assert!(e.contains("_text"), "{e}");
     assert!(!out.exists());
 }
+
+/// A boot that wants no samples (its console or counters alone, as kfdo optimize's
+/// counting and gcov boots) may end with none; one that wants them may not.
+#[test]
+fn a_boot_without_samples_is_an_error_only_when_samples_were_wanted() {
+    let Some(dir) = cache() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("none.data");
+    let mut c = config(&dir, &out, Filter::Kernel);
+    c.period = 1 << 62;
+    c.depth = 1;
+    let e = record_system(&c).unwrap_err().to_string();
+    assert!(
+        e.contains("holds no samples") && e.contains("--period"),
+        "{e}"
+    );
+    assert!(!out.exists(), "an empty recording was written");
+
+    c.samples_wanted = false;
+    let o = record_system(&c).unwrap();
+    assert_eq!(o.samples, 0);
+}

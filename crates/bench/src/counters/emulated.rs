@@ -367,6 +367,7 @@ impl Emulated {
             cfg = cfg.env(k, v);
         }
         cfg.cache = self.cache;
+        cfg.samples_wanted = false;
         cfg.work_dir = Some(dir.path().to_path_buf());
         cfg.cwd = run.plan.cwd.clone();
         for (k, v) in &run.plan.env {

@@ -138,6 +138,9 @@ impl KernelCtx {
         } else {
             1 << 62
         };
+        // Without a perf.data wanted (a counting boot, or one for its console and gcov
+        // data alone) an empty recording is what was asked for.
+        cfg.samples_wanted = b.perf_data.is_some();
         cfg.depth = if b.perf_data.is_some() {
             kfdo_record::DEFAULT_DEPTH
         } else {

@@ -79,6 +79,9 @@ pub struct RecordConfig {
     pub cwd: Option<PathBuf>,
     /// The whole run, or only the guest's marked windows.
     pub window: Window,
+    /// Whether the caller wants samples: a run for its counters alone (a period no run
+    /// reaches) sets it false, and a recording without samples is then no error.
+    pub samples_wanted: bool,
 }
 
 impl RecordConfig {
@@ -98,6 +101,7 @@ impl RecordConfig {
             stdio: StdioPlan::default(),
             cwd: None,
             window: Window::Whole,
+            samples_wanted: true,
         }
     }
     pub fn args<I, S>(mut self, args: I) -> Self

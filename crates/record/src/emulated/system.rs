@@ -51,6 +51,10 @@ pub struct SystemConfig {
     pub stdio: StdioPlan,
     /// The whole boot, or only the windows the guest's workload marks.
     pub window: Window,
+    /// Whether the caller wants samples: a boot run for its counters or its console
+    /// alone (a period no run reaches) sets it false, and a recording without samples
+    /// is then no error.
+    pub samples_wanted: bool,
     /// Modules the guest loads, whose samples then go to their `.ko` files.
     pub modules: Option<GuestModules>,
 }
@@ -73,6 +77,7 @@ impl SystemConfig {
             timeout_s: 600,
             stdio: StdioPlan::default(),
             window: Window::Whole,
+            samples_wanted: true,
             modules: None,
         }
     }
@@ -158,7 +163,7 @@ pub fn record_system(cfg: &SystemConfig) -> Result<SystemOutcome, Error> {
             comm: b"",
             system: true,
             arch: setup.arch,
-            counting: cfg.counters.is_some(),
+            counting: cfg.counters.is_some() || !cfg.samples_wanted,
         },
     )?;
     if written.samples == 0 {

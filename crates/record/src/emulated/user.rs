@@ -180,7 +180,7 @@ pub fn record_user(cfg: &RecordConfig) -> Result<RecordOutcome, Error> {
             comm: &comm,
             system: false,
             arch: launch.arch,
-            counting: cfg.counters.is_some(),
+            counting: cfg.counters.is_some() || !cfg.samples_wanted,
         },
     )?;
     if written.samples == 0 {
