@@ -112,26 +112,15 @@ fn sigint_while_counting_says_what_was_kept_and_marks_the_session() {
         }
     }
     // Once the counted run of A has begun (it wrote its count), Ctrl-C.
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&count).unwrap_or_default().trim() != "4" {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "A's counted run did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("A's counted run did not start", || {
+        std::fs::read_to_string(&count).unwrap_or_default().trim() == "4"
+    });
     ctrl_c(&child);
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("kfdo compare went on counting 60 s after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(
+        &mut child,
+        60,
+        "kfdo compare went on counting 60 s after SIGINT",
+    );
     std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(
@@ -174,28 +163,13 @@ fn a_second_sigint_leaves_at_once_and_marks_the_session() {
         ],
         &db,
     );
-    let t0 = Instant::now();
-    while std::fs::read_to_string(&count).unwrap_or_default().trim() != "4" {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "run 4 did not start"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("run 4 did not start", || {
+        std::fs::read_to_string(&count).unwrap_or_default().trim() == "4"
+    });
     ctrl_c(&child);
     std::thread::sleep(Duration::from_millis(300));
     ctrl_c(&child);
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if t0.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("a second SIGINT did not end kfdo compare");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(&mut child, 20, "a second SIGINT did not end kfdo compare");
     // The sleeping command is left behind in the group: end it.
     // SAFETY: kill takes plain integers; the group is the one the child led.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
@@ -316,14 +290,7 @@ fn sigint_keeps_finished_runs_and_report_shows_them() {
         ],
         &db,
     );
-    let t0 = Instant::now();
-    while stored_runs(&db) < 6 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no runs stored in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("no runs stored in 60 s", || stored_runs(&db) >= 6);
     ctrl_c(&child);
     let out = {
         let mut stderr = String::new();
@@ -631,4 +598,29 @@ fn a_rebuilt_program_starts_a_new_series_and_counters_say_where_they_come_from()
         .map(|s| (s.identity, s.runs))
         .collect();
     assert_eq!(series, [(Some(o0), 7), (Some(o2), 6)]);
+}
+
+/// Polls `cond` every 20 ms; fails the test with `what` if it is not true within 60 s.
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The child's exit status once it ends; killed, and the test failed with `what`, if it
+/// is still running after `secs`.
+fn exit_within(child: &mut std::process::Child, secs: u64, what: &str) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if t0.elapsed() > Duration::from_secs(secs) {
+            child.kill().unwrap();
+            panic!("{what}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
