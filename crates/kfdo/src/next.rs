@@ -91,7 +91,7 @@ pub fn consume(w: &Written<'_>) -> String {
         }
         (OutputFormat::Bolt, _) => {
             let bin = word(w.binary);
-            let options = kfdo_optimize::program::variant::BOLT_OPTIONS
+            let options = kfdo_optimize::program::flags::BOLT_OPTIONS
                 .iter()
                 .filter(|o| **o != "-dyno-stats")
                 .copied()

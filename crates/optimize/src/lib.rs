@@ -16,9 +16,10 @@
 //!
 //! Layers, bottom first: a module uses (imports, or calls the methods of) only the
 //! modules before it, and the two pipelines never use each other.
+//! 0. `vocabulary`: `variant`, `compiler` (what both pipelines build, and with what)
 //! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
 //!    `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
-//! 2. `program`: `variant`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
+//! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `train`,
@@ -32,9 +33,11 @@ pub mod plan;
 
 pub mod program;
 pub mod steps;
+pub mod vocabulary;
 
 pub use plan::{Finished, Overrides, Plan};
-pub use program::{Compiler, Options, Outcome, Recipe, Variant};
+pub use program::{Options, Outcome, Recipe};
+pub use vocabulary::{Compiler, Variant};
 
 #[cfg(test)]
 mod layering {
@@ -58,9 +61,20 @@ mod layering {
     fn the_pipelines_are_siblings_over_the_step_core() {
         assert_layers(
             &src(),
-            &[&["steps"], &["program", "kernel"], &["plan"]],
+            &[
+                &["vocabulary"],
+                &["steps"],
+                &["program", "kernel"],
+                &["plan"],
+            ],
             &[],
         );
+    }
+
+    #[test]
+    fn vocabulary_modules_only_use_earlier_ones() {
+        let order = ["variant", "compiler"];
+        assert_folder_layers(&src(), "vocabulary", &one_per_layer(&order), &[]);
     }
 
     #[test]
@@ -84,7 +98,7 @@ mod layering {
     #[test]
     fn program_modules_only_use_earlier_ones() {
         let order = [
-            "variant",
+            "flags",
             "compiler",
             "target",
             "recipe",

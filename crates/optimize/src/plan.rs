@@ -10,8 +10,9 @@ use kfdo_bench::counters::Choice;
 use kfdo_record::hardware::Method;
 
 use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
-use crate::program::{compiler, target::Target, Compiler, Options, Recipe, Variant};
+use crate::program::{compiler, target::Target, Options, Recipe};
 use crate::steps::recipe_file::read_text;
+use crate::vocabulary::Variant;
 
 /// What the command line may say about a run (None: the recipe's or the default).
 #[derive(Debug, Clone)]
@@ -113,7 +114,7 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
     let (default_cc, default_cxx) = compiler::default_commands(&recipe.build.compiler);
     let cc = o.cc.unwrap_or(default_cc);
     let cxx = o.cxx.unwrap_or(default_cxx);
-    let compiler = Compiler::resolve(&recipe.build.compiler, &cc)
+    let compiler = compiler::resolve(&recipe.build.compiler, &cc)
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
     let target = recipe
         .build
@@ -124,10 +125,10 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
     let default_variants = match &target {
         Some(t) => t.default_variants(),
-        None => compiler.default_variants(),
+        None => compiler::default_variants(compiler),
     };
     let variants = Variant::parse_list(o.variants.as_deref().unwrap_or(default_variants))?;
-    compiler.check_variants(&variants)?;
+    compiler::check_variants(compiler, &variants)?;
     // What a cross build cannot do is refused before the output directory is made.
     if let Some(t) = &target {
         t.check_variants(&variants)?;

@@ -11,6 +11,7 @@ use super::source::KernelSource;
 use super::variant::KernelVariant;
 use crate::steps::cache::Key;
 use crate::steps::exec::{Log, Stdout};
+use crate::vocabulary::Compiler;
 
 /// `make -C SRC O=DIR ARCH=x86_64` and the toolchain of `compiler`.
 pub fn make(src: &KernelSource, dir: &Path, arch: &str, vars: &[(String, String)]) -> Command {
@@ -26,11 +27,10 @@ pub fn make(src: &KernelSource, dir: &Path, arch: &str, vars: &[(String, String)
 }
 
 /// The toolchain variables of a compiler (no profile): `LLVM=-19` or `CC=gcc-12`.
-pub fn toolchain(compiler: &str) -> Vec<(String, String)> {
-    if let Some(suffix) = compiler.strip_prefix("clang") {
-        vec![("LLVM".into(), suffix.into())]
-    } else {
-        vec![("CC".into(), compiler.into())]
+pub fn toolchain(compiler: Compiler) -> Vec<(String, String)> {
+    match compiler.llvm_suffix() {
+        Some(suffix) => vec![("LLVM".into(), suffix)],
+        None => vec![("CC".into(), compiler.command())],
     }
 }
 
@@ -112,6 +112,7 @@ impl KernelCtx {
     /// The recipe's configuration with the fragments merged in: `OUT/config/base/.config`.
     pub fn base_config(&self, src: &KernelSource) -> anyhow::Result<(PathBuf, String)> {
         let r = &self.recipe;
+        let compiler = r.compiler()?;
         let dir = self.dir("config/base");
         let config = dir.join(".config");
         let mut key = Key::new("config base")
@@ -135,7 +136,7 @@ impl KernelCtx {
             std::slice::from_ref(&config),
             |log| {
                 crate::steps::fresh_dir(&dir)?;
-                let tc = toolchain(&r.kernel.compiler);
+                let tc = toolchain(compiler);
                 match r.config_file() {
                     Some(f) => {
                         std::fs::copy(&f, &config)?;
@@ -191,7 +192,7 @@ impl KernelCtx {
         let step = format!("configure {}", v.name);
         let key = Key::new("config variant")
             .add("base", &base.1)
-            .add("compiler", &v.compiler)
+            .add("compiler", v.compiler.command())
             .add("tools", &self.tool_ids)
             .add("changes", format!("{changes:?}"))
             .finish();
@@ -212,7 +213,7 @@ impl KernelCtx {
                 log.run(&mut cmd, Stdout::Log)?;
             }
             log.run(
-                make(src, &dir, &r.kernel.arch, &toolchain(&v.compiler)).arg("olddefconfig"),
+                make(src, &dir, &r.kernel.arch, &toolchain(v.compiler)).arg("olddefconfig"),
                 Stdout::Log,
             )?;
             check_kept(log, &config, &changes, &format!("variant '{}'", v.name))?;

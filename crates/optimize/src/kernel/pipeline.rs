@@ -23,9 +23,10 @@ use super::recipe::KernelRecipe;
 use super::source::KernelSource;
 use super::summary;
 use super::train::KernelRecording;
-use super::variant::{fdo_of, Fdo, KernelProfile, PropellerRole, PROPELLER_BASE};
+use super::variant::{fdo_of, Fdo, PropellerRole, PROPELLER_BASE};
 use crate::steps::agree::profiles_agree;
 use crate::steps::{ProfileFile, Steps};
+use crate::vocabulary::CompileProfile;
 
 pub struct KernelOutcome {
     pub summary: String,
@@ -41,7 +42,7 @@ fn count_steps(o: &KernelOptions) -> usize {
         1 + o
             .variants
             .iter()
-            .filter(|v| v.profile != KernelProfile::None)
+            .filter(|v| v.profile != CompileProfile::None)
             .count()
     } else {
         0
@@ -68,7 +69,7 @@ fn count_steps(o: &KernelOptions) -> usize {
     let gcov = if o
         .variants
         .iter()
-        .any(|v| v.profile == KernelProfile::Instrumented)
+        .any(|v| v.profile == CompileProfile::Instrumented)
     {
         3 + usize::from(!o.recipe.workload.modules.is_empty())
     } else {
@@ -81,7 +82,7 @@ fn count_steps(o: &KernelOptions) -> usize {
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
     let compilers: Vec<String> = {
-        let mut c: Vec<String> = opts.variants.iter().map(|v| v.compiler.clone()).collect();
+        let mut c: Vec<String> = opts.variants.iter().map(|v| v.compiler.command()).collect();
         c.push(opts.recipe.kernel.compiler.clone());
         c.sort();
         c.dedup();
@@ -209,7 +210,7 @@ fn train(
     let baseline = ctx.build_kernel(src, &ctx.opts.variants[0], config, None, None)?;
     let initrd = ctx.variant_initramfs(workload, &baseline)?;
     let training = ctx.record_boot(&baseline, &initrd, &r.workload.train, "training run")?;
-    let gcc = gcc_release(&r.kernel.compiler);
+    let gcc = r.compiler()?.gcc_major();
     let (kfdo, kfdo_vmlinux) = ctx.kernel_profile_kfdo(&baseline, &training, gcc)?;
     let profgen = match gcc {
         None => Some(ctx.kernel_profile_llvm_profgen(&baseline, &training)?),
@@ -264,10 +265,10 @@ fn build_variants(
     for (v, config) in ctx.opts.variants.iter().zip(configs).skip(1) {
         let counts;
         let profile = match v.profile {
-            KernelProfile::None => None,
-            KernelProfile::Kfdo => Some(&trained.kfdo),
-            KernelProfile::LlvmProfgen => trained.profgen.as_ref(),
-            KernelProfile::Instrumented => {
+            CompileProfile::None => None,
+            CompileProfile::Kfdo => Some(&trained.kfdo),
+            CompileProfile::LlvmProfgen => trained.profgen.as_ref(),
+            CompileProfile::Instrumented => {
                 counts = ctx.train_gcov(src, base, v, workload)?;
                 Some(&counts)
             }
@@ -364,13 +365,8 @@ fn package_winner(
 
 /// `Some(release)` for a GCC compiler (`gcc-12`: Some(12); `gcc`: None, the one on
 /// PATH), None for clang.
-fn gcc_release(compiler: &str) -> Option<Option<u32>> {
-    let rest = compiler.strip_prefix("gcc")?;
-    Some(rest.strip_prefix('-').and_then(|v| v.parse().ok()))
-}
-
 fn profiled(o: &KernelOptions, name: &str) -> bool {
     o.variants
         .iter()
-        .any(|v| v.name == name && v.profile != KernelProfile::None)
+        .any(|v| v.name == name && v.profile != CompileProfile::None)
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 
 use crate::steps::recipe_file::{check_table_names, name_ok};
+use crate::vocabulary::{Compiler, Variant};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -115,11 +116,16 @@ pub struct VariantSpec {
 }
 
 impl KernelRecipe {
+    /// The recipe's compiler (`[kernel] compiler`).
+    pub fn compiler(&self) -> anyhow::Result<Compiler> {
+        parse_compiler(&self.kernel.compiler)
+    }
+
     /// The variants built when `--variants` is not given.
     pub fn default_variants(&self) -> Vec<String> {
         match &self.default_variants {
             Some(v) => v.clone(),
-            None if self.kernel.compiler.starts_with("gcc") => {
+            None if self.compiler().is_ok_and(Compiler::is_gcc) => {
                 vec!["autofdo".into(), "ifdo".into()]
             }
             None => vec!["autofdo".into(), "autofdo+thinlto".into()],
@@ -157,18 +163,29 @@ fn default_profile() -> String {
 /// Default boots per variant of an evaluation workload.
 pub const DEFAULT_BOOTS: usize = 5;
 
-/// Names of the built-in variants (`variant` builds them); a recipe's own
-/// [[variant]] may not take one.
-pub const BUILT_IN: &[&str] = &[
-    "baseline",
-    "autofdo",
-    "autofdo-llvm-profgen",
-    "autofdo+thinlto",
-    "autofdo+thinlto+propeller",
-    "ifdo",
+/// The built-in variants a kernel recipe builds (`variant` says how); a recipe's own
+/// [[variant]] may not take one of their names.
+pub const KERNEL_VARIANTS: [Variant; 6] = [
+    Variant::Baseline,
+    Variant::Autofdo,
+    Variant::AutofdoLlvmProfgen,
+    Variant::AutofdoThinlto,
+    Variant::AutofdoThinltoPropeller,
+    Variant::Ifdo,
 ];
 
 pub const COMPILERS: &[&str] = &["clang-19", "gcc-12", "gcc-11"];
+
+/// A kernel recipe's `compiler` (one of [`COMPILERS`]).
+pub fn parse_compiler(name: &str) -> anyhow::Result<Compiler> {
+    match Compiler::from_command(name) {
+        Some(c) if COMPILERS.contains(&name) => Ok(c),
+        _ => bail!(
+            "compiler = {name:?}: use one of {} (Debian 12's clang and gcc)",
+            COMPILERS.join(", ")
+        ),
+    }
+}
 
 impl KernelRecipe {
     /// Whether a recipe file is a kernel recipe (it has a `[kernel]` table).
@@ -223,7 +240,8 @@ impl KernelRecipe {
                 k.arch
             );
         }
-        if k.arch == "arm64" && !k.compiler.starts_with("clang") {
+        if k.arch == "arm64" && !Compiler::from_command(&k.compiler).is_some_and(Compiler::is_clang)
+        {
             bail!(
                 "[kernel] arch = \"arm64\" with compiler = {:?}: arm64 kernels are \
                  cross-compiled with clang (LLVM=-19 targets arm64 by itself); GCC kernels \
@@ -234,12 +252,7 @@ impl KernelRecipe {
         for c in std::iter::once(&k.compiler)
             .chain(self.variants.iter().filter_map(|v| v.compiler.as_ref()))
         {
-            if !COMPILERS.contains(&c.as_str()) {
-                bail!(
-                    "compiler = {c:?}: use one of {} (Debian 12's clang and gcc)",
-                    COMPILERS.join(", ")
-                );
-            }
+            parse_compiler(c)?;
         }
         if !["kconfig", "kcflags"].contains(&k.fdo.as_str()) {
             bail!(
@@ -298,7 +311,7 @@ impl KernelRecipe {
         }
         check_table_names("variant", self.variants.iter().map(|v| v.name.as_str()))?;
         for v in &self.variants {
-            if BUILT_IN.contains(&v.name.as_str()) {
+            if Variant::from_name(&v.name).is_some_and(|b| KERNEL_VARIANTS.contains(&b)) {
                 bail!(
                     "[[variant]] {:?}: that name is a built-in variant; choose another",
                     v.name

@@ -89,7 +89,7 @@ impl KernelCtx {
         &self,
         k: &BuiltKernel,
         rec: &KernelRecording,
-        gcc: Option<Option<u32>>,
+        gcc: Option<u32>,
     ) -> anyhow::Result<(ProfileFile, PathBuf)> {
         let out = self.dir(if gcc.is_some() {
             "profiles/kfdo.gcov"
@@ -112,7 +112,7 @@ impl KernelCtx {
             .add("vmlinux", &k.hash)
             .add("perf.data", &rec.hash)
             .add("modules", format!("{modules:?}"))
-            .add("gcc", format!("{gcc:?}"))
+            .add("gcc", gcc_key(gcc))
             .add("kfdo", &self.kfdo_hash)
             .finish();
         let outputs = [out.clone(), vmlinux_only.clone()];
@@ -126,7 +126,7 @@ impl KernelCtx {
             };
             if let Some(release) = gcc {
                 req.format = kfdo_convert::OutputFormat::Gcov;
-                req.gcc_version = release;
+                req.gcc_version = Some(release);
             }
             let s = kfdo_convert::profile(&req, &mut |_| {}).map_err(|e| log.failed(e))?;
             let written = kfdo_afdo::read_profile(&out).map_err(|e| log.failed(e))?;
@@ -187,5 +187,21 @@ impl KernelCtx {
             false,
             &["--kernel"],
         )
+    }
+}
+
+/// The GCC release as the profile step's cache key spells it: as it was spelled when the
+/// release was read from the compiler's name (`Some(Some(12))`, `None` for clang), so
+/// the profiles cached before the compiler became one type stay valid.
+fn gcc_key(gcc: Option<u32>) -> String {
+    format!("{:?}", gcc.map(Some))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_gcc_release_keeps_its_cache_key_spelling() {
+        assert_eq!(super::gcc_key(Some(12)), "Some(Some(12))");
+        assert_eq!(super::gcc_key(None), "None");
     }
 }

@@ -47,23 +47,15 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use super::recipe::{KernelRecipe, VariantSpec, BUILT_IN};
+use super::recipe::{KernelRecipe, VariantSpec, KERNEL_VARIANTS};
+use crate::vocabulary::{CompileProfile, Compiler, Layout, Variant};
 
 /// The name of the gcov-instrumented kernel an `ifdo` kernel is trained on.
 pub const INSTRUMENTED: &str = "ifdo-instrumented";
 
-/// The variants that relink with Propeller's profiles.
-const PROPELLER: &[&str] = &["autofdo+thinlto+propeller"];
-
-/// Built-in variants that only clang builds.
-const LLVM_ONLY: &[&str] = &[
-    "autofdo-llvm-profgen",
-    "autofdo+thinlto",
-    "autofdo+thinlto+propeller",
-];
-
-/// The variant a Propeller kernel is recorded on and relinks.
-pub const PROPELLER_BASE: &str = "autofdo+thinlto";
+/// The variant a Propeller kernel is recorded on and relinks (the base of
+/// `autofdo+thinlto+propeller`).
+pub const PROPELLER_BASE: &str = Variant::AutofdoThinlto.name();
 
 /// Compiler flags of both Propeller kernels. ThinLTO names a promoted static function
 /// `NAME.llvm.HASH`, the hash that of its module's bitcode, and the bitcode holds the
@@ -83,18 +75,6 @@ pub enum PropellerRole {
     Optimized,
 }
 
-/// Which profile a variant's build reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelProfile {
-    None,
-    /// kfdo's profile of the training run.
-    Kfdo,
-    /// llvm-profgen-19's profile of the same recording (the reference converter).
-    LlvmProfgen,
-    /// The `.gcda` counts of the gcov-instrumented kernel's training run (GCC).
-    Instrumented,
-}
-
 /// How the AutoFDO flags reach the build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fdo {
@@ -112,31 +92,38 @@ const FDO_CFLAGS: &str =
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelVariant {
     pub name: String,
-    pub compiler: String,
+    pub compiler: Compiler,
     pub kcflags: String,
     /// Kconfig changes on top of the recipe's configuration (symbol without CONFIG_).
     pub kconfig: BTreeMap<String, String>,
-    pub profile: KernelProfile,
+    /// The profile the build reads: none, kfdo's or llvm-profgen's AutoFDO profile, or
+    /// (`ifdo`) the gcov counts. A Propeller kernel reads kfdo's AutoFDO profile too;
+    /// its Propeller profiles come with `propeller`.
+    pub profile: CompileProfile,
     pub propeller: PropellerRole,
 }
 
 impl KernelVariant {
     pub fn is_clang(&self) -> bool {
-        self.compiler.starts_with("clang")
+        self.compiler.is_clang()
     }
 
     /// The built-in variant `name` for `recipe`, or the recipe's own `[[variant]]`.
     pub fn named(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
         let fdo = fdo_of(recipe);
-        let gcc = !recipe.kernel.compiler.starts_with("clang");
-        if recipe.kernel.arch == "arm64" && PROPELLER.contains(&name) {
+        let compiler = recipe.compiler()?;
+        let gcc = compiler.is_gcc();
+        let built_in = Variant::from_name(name).filter(|v| KERNEL_VARIANTS.contains(v));
+        if recipe.kernel.arch == "arm64"
+            && built_in.is_some_and(|v| v.layout() == Some(Layout::Propeller))
+        {
             bail!(
                 "variant '{name}': Propeller is x86_64 only in kfdo (its profile comes from \
                  x86-64 basic-block address maps and decoding); arm64 recipes have baseline, \
                  autofdo, autofdo-llvm-profgen and autofdo+thinlto"
             );
         }
-        if gcc && LLVM_ONLY.contains(&name) {
+        if built_in.is_some_and(|v| !compiler.can_build(v)) {
             bail!(
                 "variant '{name}' needs clang (LLVM's profiles, ThinLTO, Propeller), and this \
                  recipe builds with {}: its variants are baseline, autofdo (GCC's \
@@ -152,24 +139,24 @@ impl KernelVariant {
             }
             KernelVariant {
                 name: name.to_string(),
-                compiler: recipe.kernel.compiler.clone(),
+                compiler,
                 kcflags: String::new(),
                 kconfig,
                 profile,
                 propeller: PropellerRole::None,
             }
         };
-        let v = match name {
-            "baseline" => base(KernelProfile::None),
-            "autofdo" => base(KernelProfile::Kfdo),
-            "autofdo-llvm-profgen" => base(KernelProfile::LlvmProfgen),
-            "autofdo+thinlto" => {
-                let mut v = base(KernelProfile::Kfdo);
+        let v = match built_in {
+            Some(Variant::Baseline) => base(CompileProfile::None),
+            Some(Variant::Autofdo) => base(CompileProfile::Kfdo),
+            Some(Variant::AutofdoLlvmProfgen) => base(CompileProfile::LlvmProfgen),
+            Some(Variant::AutofdoThinlto) => {
+                let mut v = base(CompileProfile::Kfdo);
                 v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
                 v.kconfig.insert("LTO_NONE".into(), "n".into());
                 v
             }
-            "ifdo" => {
+            Some(Variant::Ifdo) => {
                 if !gcc {
                     bail!(
                         "variant 'ifdo': instrumented kernel PGO is GCC's gcov kernel PGO \
@@ -177,9 +164,9 @@ impl KernelVariant {
                          build it in a recipe with compiler = \"gcc-12\" (recipes/linux-gcc)"
                     );
                 }
-                base(KernelProfile::Instrumented)
+                base(CompileProfile::Instrumented)
             }
-            "autofdo+thinlto+propeller" => {
+            Some(Variant::AutofdoThinltoPropeller) => {
                 if fdo == Fdo::Kcflags {
                     bail!(
                         "variant '{name}': Propeller kernels need CONFIG_PROPELLER_CLANG, which \
@@ -193,11 +180,12 @@ impl KernelVariant {
                 v.propeller = PropellerRole::Optimized;
                 v
             }
+            // KERNEL_VARIANTS holds no other built-in variant.
             _ => match recipe.variants.iter().find(|s| s.name == name) {
-                Some(s) => from_spec(s, recipe),
+                Some(s) => from_spec(s, recipe)?,
                 None => bail!(
                     "--variants: unknown variant '{name}' (built in: {}; the recipe's own: {})",
-                    BUILT_IN.join(", "),
+                    KERNEL_VARIANTS.map(Variant::name).join(", "),
                     if recipe.variants.is_empty() {
                         "none".to_string()
                     } else {
@@ -213,13 +201,13 @@ impl KernelVariant {
         };
         // The profile is of the recipe's baseline: LLVM's format for a clang baseline,
         // GCC's for a GCC one, and each compiler reads only its own.
-        if v.profile != KernelProfile::None && v.is_clang() == gcc {
+        if v.profile != CompileProfile::None && v.is_clang() == gcc {
             bail!(
                 "variant '{}': built with {} but the profile is of the recipe's {} baseline; \
                  a profiled variant uses the recipe's compiler (drop its `compiler`, or \
                  profile = \"none\")",
                 v.name,
-                v.compiler,
+                v.compiler.command(),
                 recipe.kernel.compiler
             );
         }
@@ -231,7 +219,7 @@ impl KernelVariant {
     pub fn instrumented(&self) -> KernelVariant {
         let mut v = self.clone();
         v.name = INSTRUMENTED.to_string();
-        v.profile = KernelProfile::None;
+        v.profile = CompileProfile::None;
         for sym in ["DEBUG_FS", "GCOV_KERNEL", "GCOV_PROFILE_ALL"] {
             v.kconfig.insert(sym.into(), "y".into());
         }
@@ -281,12 +269,10 @@ impl KernelVariant {
         build_dir: &Path,
     ) -> Vec<(String, String)> {
         let mut vars = Vec::new();
-        if self.is_clang() {
+        match self.compiler.llvm_suffix() {
             // LLVM=-19: clang-19, ld.lld-19, llvm-ar-19 ... (kbuild's version suffix form).
-            let suffix = self.compiler.trim_start_matches("clang");
-            vars.push(("LLVM".to_string(), suffix.to_string()));
-        } else {
-            vars.push(("CC".to_string(), self.compiler.clone()));
+            Some(suffix) => vars.push(("LLVM".to_string(), suffix)),
+            None => vars.push(("CC".to_string(), self.compiler.command())),
         }
         let mut kcflags = self.kcflags.clone();
         let lto = self.kconfig.get("LTO_CLANG_THIN").is_some_and(|v| v == "y");
@@ -317,7 +303,7 @@ impl KernelVariant {
                         // (KBUILD_LDFLAGS and LDFLAGS_vmlinux given on the command line
                         // would replace kbuild's own), so the flags ride on the linker's
                         // name: the ThinLTO link (`ld -r` of vmlinux.o) reads the profile.
-                        let suffix = self.compiler.trim_start_matches("clang");
+                        let suffix = self.compiler.llvm_suffix().unwrap_or_default();
                         vars.push((
                             "LD".into(),
                             format!(
@@ -352,9 +338,9 @@ impl KernelVariant {
 /// prefix. A function whose code differs from the instrumented build's (the gcov and
 /// debugfs hooks) is a coverage mismatch, an error by default: here a warning, counted
 /// in the summary, and that function is built without its counts.
-fn gcc_profile_flags(kind: KernelProfile, profile: &Path, build_dir: &Path) -> String {
+fn gcc_profile_flags(kind: CompileProfile, profile: &Path, build_dir: &Path) -> String {
     match kind {
-        KernelProfile::Instrumented => format!(
+        CompileProfile::Instrumented => format!(
             "-fbranch-probabilities -fprofile-correction -fprofile-dir={} \
              -fprofile-prefix-path={} -Wmissing-profile -Wno-error=coverage-mismatch",
             profile.display(),
@@ -379,31 +365,31 @@ pub fn fdo_of(recipe: &KernelRecipe) -> Fdo {
     }
 }
 
-fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> KernelVariant {
-    let compiler = s
-        .compiler
-        .clone()
-        .unwrap_or_else(|| recipe.kernel.compiler.clone());
+fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
+    let compiler = match &s.compiler {
+        Some(c) => super::recipe::parse_compiler(c)?,
+        None => recipe.compiler()?,
+    };
     let mut kconfig = BTreeMap::new();
     let profile = if s.profile == "autofdo" {
-        KernelProfile::Kfdo
+        CompileProfile::Kfdo
     } else {
-        KernelProfile::None
+        CompileProfile::None
     };
     // A clang build with the kbuild AutoFDO flags is the baseline's build; a variant of
     // the recipe's own starts from it, so it differs from the baseline only in what it says.
-    if compiler.starts_with("clang") && fdo_of(recipe) == Fdo::Kconfig {
+    if compiler.is_clang() && fdo_of(recipe) == Fdo::Kconfig {
         kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
     }
     kconfig.extend(s.kconfig.clone());
-    KernelVariant {
+    Ok(KernelVariant {
         name: s.name.clone(),
         compiler,
         kcflags: s.kcflags.clone(),
         kconfig,
         profile,
         propeller: PropellerRole::None,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -543,7 +529,7 @@ mod tests {
         );
         let inst = list[2].instrumented();
         assert_eq!(inst.name, INSTRUMENTED);
-        assert_eq!(inst.profile, KernelProfile::None);
+        assert_eq!(inst.profile, CompileProfile::None);
         for sym in ["GCOV_KERNEL", "GCOV_PROFILE_ALL", "DEBUG_FS"] {
             assert_eq!(
                 inst.kconfig.get(sym).map(String::as_str),

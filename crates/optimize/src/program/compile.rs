@@ -6,12 +6,13 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use super::compiler::{gcc_flags, gcc_instrumented_flags, Compiler};
+use super::compiler::{gcc_flags, gcc_instrumented_flags};
 use super::ctx::Ctx;
-use super::variant::Variant;
+use super::flags::{clang_build_flags, clang_instrumented_flags};
 use crate::steps::cache::{content_hash, Key};
 use crate::steps::exec::Stdout;
 use crate::steps::fresh_dir;
+use crate::vocabulary::{Compiler, Variant};
 
 /// The source tree and what identifies its content, for downstream keys.
 pub struct Sources {
@@ -150,7 +151,7 @@ impl Ctx {
     pub fn variant_flags(&self, v: Variant, profile: Option<&Path>) -> (String, String) {
         let opt = &self.recipe().build.opt;
         let flags = match self.opts.compiler {
-            Compiler::Clang => v.build_flags(opt, profile, &self.opts.variants),
+            Compiler::Clang { .. } => clang_build_flags(v, opt, profile, &self.opts.variants),
             Compiler::Gcc { .. } => gcc_flags(v, opt, profile),
         };
         self.for_target(flags)
@@ -175,7 +176,7 @@ impl Ctx {
     pub fn instrumented_flags(&self) -> (String, String) {
         let opt = &self.recipe().build.opt;
         self.for_target(match self.opts.compiler {
-            Compiler::Clang => Variant::instrumented_flags(opt),
+            Compiler::Clang { .. } => clang_instrumented_flags(opt),
             Compiler::Gcc { .. } => gcc_instrumented_flags(opt),
         })
     }

@@ -1,4 +1,5 @@
-//! Which compiler family builds a program recipe's variants, and what changes with it.
+//! How a program recipe chooses its compiler (`crate::vocabulary::Compiler`), and what
+//! changes with it.
 //!
 //! clang (the default) builds every variant. GCC builds `baseline`, `autofdo`
 //! (`-fauto-profile=` with kfdo's gcov-format profile) and `ifdo`
@@ -11,18 +12,8 @@ use std::process::Command;
 
 use anyhow::bail;
 
-use super::variant::Variant;
-
-/// The compiler family and, for GCC, the major release (it picks the gcov profile's
-/// format version: each release reads only its own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compiler {
-    Clang,
-    Gcc { major: u32 },
-}
-
-/// The variants a GCC recipe can build.
-pub const GCC_VARIANTS: [Variant; 3] = [Variant::Baseline, Variant::Autofdo, Variant::Ifdo];
+use crate::vocabulary::compiler::DEFAULT_LLVM;
+use crate::vocabulary::{Compiler, Variant};
 
 /// Flags every GCC build gets: line tables for the sampling profile, DWARF 4 because
 /// valgrind 3.19 (cachegrind counters) cannot read DWARF 5 (gcc-11 and later default
@@ -51,76 +42,63 @@ pub fn default_commands(choice: &str) -> (String, String) {
     match choice {
         "gcc" => ("gcc".into(), "g++".into()),
         c if c.starts_with("gcc-") => (c.to_string(), format!("g++-{}", &c[4..])),
-        _ => ("clang-19".into(), "clang++-19".into()),
+        _ => (
+            format!("clang-{DEFAULT_LLVM}"),
+            format!("clang++-{DEFAULT_LLVM}"),
+        ),
     }
 }
 
-impl Compiler {
-    /// The family of `choice`, with GCC's major release asked of `cc` itself
-    /// (`-dumpversion`), so `--cc` pointing elsewhere is honoured.
-    pub fn resolve(choice: &str, cc: &str) -> anyhow::Result<Compiler> {
-        check_choice(choice)?;
-        if choice == "clang" {
-            return Ok(Compiler::Clang);
-        }
-        let out = Command::new(cc).arg("-dumpversion").output().map_err(|e| {
-            anyhow::anyhow!(
-                "cannot run {cc}: {e} (the recipe's [build] compiler = {choice:?}; install it, \
-                 e.g. apt-get install {cc}, or name another with --cc)"
-            )
-        })?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let major = text
-            .trim()
-            .split('.')
-            .next()
-            .and_then(|m| m.parse::<u32>().ok());
-        match major {
-            Some(major) if out.status.success() => Ok(Compiler::Gcc { major }),
-            _ => bail!(
-                "{cc} -dumpversion printed {:?}: not a GCC release number (the recipe's \
-                 [build] compiler = {choice:?}; --cc must name a gcc)",
-                text.trim()
-            ),
-        }
+/// The compiler `choice` names, with GCC's major release asked of `cc` itself
+/// (`-dumpversion`), so `--cc` pointing elsewhere is honoured.
+pub fn resolve(choice: &str, cc: &str) -> anyhow::Result<Compiler> {
+    check_choice(choice)?;
+    if choice == "clang" {
+        return Ok(Compiler::Clang { llvm: DEFAULT_LLVM });
     }
+    let out = Command::new(cc).arg("-dumpversion").output().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot run {cc}: {e} (the recipe's [build] compiler = {choice:?}; install it, \
+             e.g. apt-get install {cc}, or name another with --cc)"
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major = text
+        .trim()
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok());
+    match major {
+        Some(major) if out.status.success() => Ok(Compiler::Gcc { major }),
+        _ => bail!(
+            "{cc} -dumpversion printed {:?}: not a GCC release number (the recipe's \
+             [build] compiler = {choice:?}; --cc must name a gcc)",
+            text.trim()
+        ),
+    }
+}
 
-    pub fn is_gcc(self) -> bool {
-        matches!(self, Compiler::Gcc { .. })
+/// The variant list a recipe of this compiler builds when `--variants` is not given.
+pub fn default_variants(compiler: Compiler) -> &'static str {
+    match compiler {
+        Compiler::Clang { .. } => "autofdo,autofdo-llvm-profgen,ifdo,autofdo+thinlto",
+        Compiler::Gcc { .. } => "autofdo,ifdo",
     }
+}
 
-    pub fn name(self) -> String {
-        match self {
-            Compiler::Clang => "clang".into(),
-            Compiler::Gcc { major } => format!("gcc {major}"),
-        }
+/// Refuses, by name, a variant `compiler` cannot build.
+pub fn check_variants(compiler: Compiler, variants: &[Variant]) -> anyhow::Result<()> {
+    if let Some(v) = variants.iter().find(|v| !compiler.can_build(**v)) {
+        bail!(
+            "--variants {}: the recipe builds with {} ([build] compiler), which builds \
+             baseline, autofdo and ifdo; {} needs clang (use a recipe without \
+             `compiler`, or another variant)",
+            v.name(),
+            compiler.name(),
+            v.name()
+        );
     }
-
-    /// The variant list a recipe of this compiler builds when `--variants` is not given.
-    pub fn default_variants(self) -> &'static str {
-        match self {
-            Compiler::Clang => "autofdo,autofdo-llvm-profgen,ifdo,autofdo+thinlto",
-            Compiler::Gcc { .. } => "autofdo,ifdo",
-        }
-    }
-
-    /// Refuses, by name, a variant this compiler cannot build.
-    pub fn check_variants(self, variants: &[Variant]) -> anyhow::Result<()> {
-        if !self.is_gcc() {
-            return Ok(());
-        }
-        if let Some(v) = variants.iter().find(|v| !GCC_VARIANTS.contains(v)) {
-            bail!(
-                "--variants {}: the recipe builds with {} ([build] compiler), which builds \
-                 baseline, autofdo and ifdo; {} needs clang (use a recipe without \
-                 `compiler`, or another variant)",
-                v.name(),
-                self.name(),
-                v.name()
-            );
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// CFLAGS and LDFLAGS of a GCC build of `v`: `profile` is the gcov AutoFDO file
@@ -173,15 +151,15 @@ mod tests {
     #[test]
     fn gcc_builds_three_variants_and_refuses_the_rest_by_name() {
         let gcc = Compiler::Gcc { major: 12 };
-        gcc.check_variants(&GCC_VARIANTS).unwrap();
-        let e = gcc
-            .check_variants(&[Variant::Baseline, Variant::AutofdoThinlto])
+        let gcc_builds = [Variant::Baseline, Variant::Autofdo, Variant::Ifdo];
+        check_variants(gcc, &gcc_builds).unwrap();
+        let e = check_variants(gcc, &[Variant::Baseline, Variant::AutofdoThinlto])
             .unwrap_err()
             .to_string();
         assert!(e.contains("autofdo+thinlto") && e.contains("gcc 12"), "{e}");
-        Compiler::Clang.check_variants(&Variant::ALL).unwrap();
-        for v in Variant::parse_list(gcc.default_variants()).unwrap() {
-            assert!(GCC_VARIANTS.contains(&v));
+        check_variants(Compiler::Clang { llvm: DEFAULT_LLVM }, &Variant::ALL).unwrap();
+        for v in Variant::parse_list(default_variants(gcc)).unwrap() {
+            assert!(gcc_builds.contains(&v));
         }
     }
 
@@ -207,13 +185,11 @@ mod tests {
         if !kfdo_testkit::require_tools(&["gcc"]) {
             return;
         }
-        match Compiler::resolve("gcc", "gcc").unwrap() {
+        match resolve("gcc", "gcc").unwrap() {
             Compiler::Gcc { major } => assert!(major >= 4, "{major}"),
             c => panic!("{c:?}"),
         }
-        let e = Compiler::resolve("gcc", "/bin/true")
-            .unwrap_err()
-            .to_string();
+        let e = resolve("gcc", "/bin/true").unwrap_err().to_string();
         assert!(e.contains("not a GCC release"), "{e}");
     }
 }

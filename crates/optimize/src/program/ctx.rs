@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::steps::Steps;
 
 use super::recipe::Recipe;
-use super::variant::Variant;
+use crate::vocabulary::{Compiler, Variant};
 
 /// What the user asked for.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct Options {
     pub cc: String,
     pub cxx: String,
     /// The family `cc` belongs to: it picks the flags and the profile formats.
-    pub compiler: super::compiler::Compiler,
+    pub compiler: Compiler,
     /// `[build] target`: the architecture the builds are for, when not this machine's.
     pub target: Option<super::target::Target>,
     pub profdata: String,

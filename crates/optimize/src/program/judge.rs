@@ -11,9 +11,9 @@ use kfdo_bench::runner::{Plan, ProgramSlot, StopRule};
 
 use super::compile::Built;
 use super::ctx::Ctx;
-use super::variant::Variant;
 use crate::steps::cache::Key;
 use crate::steps::fresh_dir;
+use crate::vocabulary::Variant;
 
 /// Default timed runs per variant.
 pub const DEFAULT_RUNS: usize = 10;

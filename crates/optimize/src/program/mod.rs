@@ -1,8 +1,9 @@
 //! `kfdo optimize` for a program: a recipe (`recipe`) says how to fetch, build, train
-//! and benchmark it. `pipeline` builds the variants (`variant`: baseline, AutoFDO from
-//! kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with ThinLTO, and
-//! Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO) with the recipe's
-//! compiler family (`compiler`; `compile` runs the builds), records the training runs
+//! and benchmark it. `pipeline` builds the variants (`crate::vocabulary`: baseline, AutoFDO
+//! from kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with ThinLTO,
+//! and Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO; `flags`: clang's
+//! flags for each) with the recipe's compiler (`compiler`: the recipe's choice and GCC's
+//! flags; `compile` runs the builds), records the training runs
 //! and converts them (`train`, `train_gcc`; BOLT's rewrite and the layout warnings in
 //! `postlink`), benchmarks every build interleaved and writes the report (`judge`,
 //! `summary`). A recipe may build for another architecture (`target`: aarch64 on
@@ -11,6 +12,7 @@
 pub mod compile;
 pub mod compiler;
 pub mod ctx;
+pub mod flags;
 pub mod judge;
 pub mod pipeline;
 pub mod postlink;
@@ -19,10 +21,7 @@ pub mod summary;
 pub mod target;
 pub mod train;
 pub mod train_gcc;
-pub mod variant;
 
-pub use compiler::Compiler;
 pub use ctx::Options;
 pub use pipeline::{run, Outcome};
 pub use recipe::Recipe;
-pub use variant::Variant;

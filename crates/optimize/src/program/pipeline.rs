@@ -24,13 +24,14 @@ use rayon::prelude::*;
 
 use super::compile::{Built, Sources};
 use super::ctx::{Ctx, Options};
+use super::flags::{clang_flags, propeller_flags};
 use super::judge::{resolve_counters, HeatInput};
 use super::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
 use super::train::{resolve_method, PropellerProfiles, Recording};
-use super::variant::{propeller_flags, ProfileKind, Variant};
 use crate::steps::agree::profiles_agree;
 use crate::steps::gcc_note::gcc_autofdo_note;
 use crate::steps::ProfileFile;
+use crate::vocabulary::{ProfileKind, Variant};
 
 pub struct Outcome {
     pub report: PathBuf,
@@ -181,7 +182,8 @@ impl Ctx {
                     (true, None) => anyhow::bail!(missing()),
                     (false, _) => (None, ""),
                 };
-                let (c, l) = propeller_flags(v.flags(opt, afdo_path), &prof.cc, &prof.ld, lto);
+                let (c, l) =
+                    propeller_flags(clang_flags(v, opt, afdo_path), &prof.cc, &prof.ld, lto);
                 let built = self.build(
                     inp.sources,
                     v.name(),

@@ -8,11 +8,12 @@ use std::process::Command;
 
 use super::compile::Built;
 use super::ctx::Ctx;
-use super::variant::{Variant, BOLT_OPTIONS};
+use super::flags::BOLT_OPTIONS;
 use crate::steps::cache::Key;
 use crate::steps::exec::Stdout;
 use crate::steps::fresh_dir;
 use crate::steps::ProfileFile;
+use crate::vocabulary::Variant;
 
 /// BOLT, LLVM 19's.
 pub const BOLT: &str = "llvm-bolt-19";

@@ -89,7 +89,7 @@ impl Gains {
         let layout_over_base = variants
             .iter()
             .filter_map(|v| {
-                let variant = super::variant::Variant::ALL
+                let variant = crate::vocabulary::Variant::ALL
                     .into_iter()
                     .find(|x| x.name() == v.name)?;
                 let base = variant.base()?.name();

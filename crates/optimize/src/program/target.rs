@@ -16,7 +16,7 @@ use anyhow::bail;
 use kfdo_elf::Arch;
 use kfdo_record::hardware::Method;
 
-use super::variant::Variant;
+use crate::vocabulary::Variant;
 
 /// The targets a recipe may name.
 pub const TARGETS: [&str; 1] = ["aarch64-linux-gnu"];

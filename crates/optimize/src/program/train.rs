@@ -10,13 +10,12 @@ use std::process::Command;
 use kfdo_record::hardware::Method;
 
 use super::compile::Built;
-use super::compiler::Compiler;
 use super::ctx::Ctx;
-use super::variant::Variant;
 use crate::steps::cache::Key;
 use crate::steps::exec::Stdout;
 use crate::steps::fresh_dir;
 use crate::steps::ProfileFile;
+use crate::vocabulary::{Compiler, Variant};
 
 /// A recorded run of one build.
 #[derive(Debug, Clone)]
@@ -154,7 +153,7 @@ impl Ctx {
     /// gcov format of the GCC release for GCC.
     pub fn profile_kfdo(&self, built: &Built, rec: &Recording) -> anyhow::Result<ProfileFile> {
         let (out, format, gcc_version) = match self.opts.compiler {
-            Compiler::Clang => (
+            Compiler::Clang { .. } => (
                 self.dir("profiles/kfdo.afdo"),
                 kfdo_convert::OutputFormat::Extbinary,
                 None,
