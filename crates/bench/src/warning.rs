@@ -105,6 +105,13 @@ pub enum Warning {
         tag: String,
         kernels: Vec<String>,
     },
+    /// Runs of a variant that ran another build of its program than its latest runs
+    /// did, left out of a report (`kfdo compare --pool` pools them).
+    EarlierProgramSetAside {
+        variant: String,
+        runs: usize,
+        kept: usize,
+    },
     /// A warning stored as plain text (stores written by earlier versions).
     Other {
         message: String,
@@ -233,6 +240,16 @@ impl std::fmt::Display for Warning {
                  mix them; record each kernel under its own tag",
                 kernels.len(),
                 kernels.join("; ")
+            ),
+            Warning::EarlierProgramSetAside {
+                variant,
+                runs,
+                kept,
+            } => write!(
+                f,
+                "'{variant}': {runs} earlier run(s) ran another build of its program (the binary \
+                 changed since); only the latest build's {kept} run(s) and its counters are \
+                 shown (kfdo compare --pool pools them)"
             ),
             Warning::Counters { message } | Warning::Other { message } => f.write_str(message),
         }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use super::{html, markdown};
-use crate::store::{Store, StoreError};
+use crate::store::{Contents, Store, StoreError};
+use crate::warning::Warning;
 use crate::{analysis, stats};
 
 #[derive(Debug, Clone)]
@@ -43,10 +44,51 @@ pub enum ReportError {
     Json(#[from] serde_json::Error),
 }
 
+/// Keeps, of each variant, only the runs of the program its latest run ran (the series
+/// `kfdo compare` judges: a rebuilt binary starts a new one) and that program's latest
+/// counters; returns, per benchmark, a warning for each variant whose earlier runs were
+/// left out.
+fn latest_builds_only(
+    store: &Store,
+    contents: &mut Contents,
+) -> Result<Vec<Vec<Warning>>, StoreError> {
+    let mut warnings = Vec::new();
+    for b in &mut contents.benchmarks {
+        let mut set_aside = Vec::new();
+        for sv in &mut b.variants {
+            let series = store.series(sv.id)?;
+            if series.len() < 2 {
+                continue;
+            }
+            // `series` is latest first.
+            let identity = series[0].identity.clone();
+            let of_run = store.run_identities(sv.id)?;
+            let before = sv.runs.len();
+            sv.runs
+                .retain(|r| of_run.get(&(r.session, r.seq)) == Some(&identity));
+            sv.counters = store
+                .counters_of(sv.id, identity.as_deref())?
+                .map(|c| c.counters)
+                .unwrap_or_default();
+            set_aside.push(Warning::EarlierProgramSetAside {
+                variant: sv.variant.name.clone(),
+                runs: before - sv.runs.len(),
+                kept: sv.runs.len(),
+            });
+        }
+        warnings.push(set_aside);
+    }
+    Ok(warnings)
+}
+
 pub fn write_report(req: &ReportRequest) -> Result<ReportOutcome, ReportError> {
     let store = Store::open_existing(&req.store)?;
-    let contents = store.load()?;
-    let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
+    let mut contents = store.load()?;
+    let set_aside = latest_builds_only(&store, &mut contents)?;
+    let mut a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
+    for (b, warnings) in a.benchmarks.iter_mut().zip(set_aside) {
+        b.warnings.extend(warnings);
+    }
     std::fs::create_dir_all(&req.output).map_err(|source| ReportError::Directory {
         path: req.output.clone(),
         source,

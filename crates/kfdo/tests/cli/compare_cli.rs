@@ -598,6 +598,33 @@ fn a_rebuilt_program_starts_a_new_series_and_counters_say_where_they_come_from()
         .map(|s| (s.identity, s.runs))
         .collect();
     assert_eq!(series, [(Some(o0), 7), (Some(o2), 6)]);
+
+    // `kfdo report` judges the same series: the -O0 build's 7 runs, none of its counters
+    // (it was never counted), and says the -O2 runs were left out.
+    let report = dir.path().join("report");
+    let json = dir.path().join("report.json");
+    kfdo_testkit::run_ok(
+        kfdo()
+            .args(["report", "--store"])
+            .arg(&db)
+            .arg("-o")
+            .arg(&report)
+            .arg("--json-out")
+            .arg(&json),
+    );
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let b = &a["benchmarks"][0];
+    assert_eq!(b["variants"][0]["wall"]["n"], 7, "{b}");
+    assert_eq!(b["counters"].as_array().map(Vec::len), Some(0), "{b}");
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains(
+            "'P': 6 earlier run(s) ran another build of its program (the binary changed \
+             since); only the latest build's 7 run(s) and its counters are shown"
+        ),
+        "{md}"
+    );
 }
 
 /// Polls `cond` every 20 ms; fails the test with `what` if it is not true within 60 s.
