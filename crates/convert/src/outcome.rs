@@ -40,9 +40,13 @@ pub struct ModuleOutcome {
 }
 
 impl ProfileOutcome {
-    /// Samples of all inputs that fell in the binary.
+    /// Samples of all inputs that fell in the binary (BOLT's conversion counts them over
+    /// all inputs together).
     pub fn samples_in_binary(&self) -> u64 {
-        self.inputs.iter().map(|s| s.samples_in_binary).sum()
+        match &self.bolt {
+            Some(b) => b.samples_in_binary,
+            None => self.inputs.iter().map(|s| s.samples_in_binary).sum(),
+        }
     }
 }
 

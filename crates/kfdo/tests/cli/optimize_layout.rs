@@ -242,6 +242,19 @@ fn propeller_and_bolt_variants_are_built_from_their_base_and_judged() {
         "{l}"
     );
     assert!(!l.contains("no-warn-symbol-ordering"));
+    // The profile steps count the samples that fell in the binary they profile.
+    for step in ["profile-bolt", "profile-propeller"] {
+        let l = log(step);
+        let n: u64 = l
+            .lines()
+            .find_map(|line| {
+                line.strip_prefix("kfdo profile: ")?
+                    .split_once(" samples in ")
+            })
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or_else(|| panic!("{step}: no sample count:\n{l}"));
+        assert!(n > 0, "{step}: no samples in the binary:\n{l}");
+    }
     let l = log("build-bolt");
     assert!(
         l.contains("llvm-bolt-19") && l.contains("-reorder-blocks=ext-tsp"),

@@ -41,7 +41,7 @@ impl KernelCtx {
                 .as_ref()
                 .ok_or_else(|| log.fail("internal: no Propeller summary".into()))?;
             log.say(&format!(
-                "kfdo profile --format propeller --kernel: {} samples -> {} of {} mapped \
+                "kfdo profile --format propeller --kernel: {} samples in vmlinux -> {} of {} mapped \
                  functions hot, {} hot blocks, {} split; ext-TSP score {:.0} -> {:.0}; {} hot \
                  functions share a name and keep their layout",
                 s.samples_in_binary(),

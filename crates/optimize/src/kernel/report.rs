@@ -52,7 +52,7 @@ impl KernelCtx {
                     };
                     let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
                     log.say(&format!(
-                        "{}: hot text span {} bytes ({} samples in text)",
+                        "{}: hot text span {} bytes ({} samples in vmlinux's text)",
                         k.variant, map.span.bytes, map.samples_in_text
                     ));
                     spans.push(serde_json::json!({

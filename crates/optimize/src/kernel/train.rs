@@ -137,7 +137,7 @@ impl KernelCtx {
                 return Err(log.fail(super::profile_check::no_discriminators(&k.vmlinux)));
             }
             log.say(&format!(
-                "kfdo profile --kernel: {} samples -> {} functions, {} total",
+                "kfdo profile --kernel: {} samples in vmlinux -> {} functions, {} total",
                 s.samples_in_binary(),
                 s.functions,
                 s.total_samples

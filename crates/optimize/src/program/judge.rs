@@ -187,9 +187,10 @@ impl Ctx {
                     };
                     let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
                     log.say(&format!(
-                        "{}: {} of {} samples in text; hot text span ({:.0} %): {} bytes",
+                        "{}: {} samples in {}'s text (of {} recorded); hot text span ({:.0} %): {} bytes",
                         map.label,
                         map.samples_in_text,
+                        h.binary.binary.file_name().unwrap_or_default().to_string_lossy(),
                         map.samples_total,
                         map.span.fraction * 100.0,
                         map.span.bytes

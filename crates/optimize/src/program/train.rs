@@ -122,7 +122,7 @@ impl Ctx {
                     log.say(&format!("kfdo record: warning: {w}"));
                 }
                 log.say(&format!(
-                    "kfdo record: {} samples ({} taken branches), {} executable mappings, {} process(es) -> {}",
+                    "kfdo record: {} samples recorded (all processes; {} taken branches), {} executable mappings, {} process(es) -> {}",
                     out.samples,
                     out.branches,
                     out.mmaps,
