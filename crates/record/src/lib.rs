@@ -12,7 +12,7 @@
 //! The modules form layers, and each uses only the layers below it (every `crate::` /
 //! `super::` path points down this list, so an import cycle cannot come back):
 //!
-//! 1. `error`: [`Error`].
+//! 1. `error`: [`Error`]; `kvm`: whether this machine's KVM can run a guest.
 //! 2. `stdio`: where a recorded program's standard streams go ([`StdioPlan`]).
 //! 3. `hardware` (the PMU's methods and `perf record`) and `emulated` (QEMU and the
 //!    plugin), independent of each other.
@@ -48,6 +48,7 @@
 pub mod emulated;
 mod error;
 pub mod hardware;
+pub mod kvm;
 pub mod request;
 pub mod stdio;
 
@@ -78,7 +79,7 @@ mod layering {
     #[test]
     fn modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
-            &["error"],
+            &["error", "kvm"],
             &["stdio"],
             &["hardware", "emulated"],
             &["request"],

@@ -37,6 +37,8 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
         .map(|m| (m, caps.usable(m)))
         .collect();
     let (auto, steps) = caps.choose_auto();
+    // Probed live even with --root: it is this machine's device, not a described one.
+    let kvm = kfdo_record::kvm::probe(std::time::Duration::from_secs(5));
     if a.json {
         let j = serde_json::json!({
             "machine": &caps,
@@ -47,6 +49,11 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
             })).collect::<Vec<_>>(),
             "auto": auto.name(),
             "auto_steps": steps,
+            "kvm": serde_json::json!({
+                "works": kvm.works(),
+                "why_not": kvm.why_not(),
+                "probe": &kvm,
+            }),
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
         return Ok(0);
@@ -100,6 +107,14 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
             Some(p) => println!("  {arch:<8} {what:<9} {}", p.display()),
             None => println!("  {arch:<8} {what:<9} no emulator (apt-get install {package})"),
         }
+    }
+    println!();
+    match kvm.why_not() {
+        None => println!("kernels under KVM: yes (a vCPU ran a test guest)"),
+        Some(why) => println!(
+            "kernels under KVM: no: {why}; kernels boot under QEMU's emulation (TCG), where time \
+             is emulated"
+        ),
     }
     println!();
     println!("kfdo record --method auto would use: {}", auto.name());

@@ -257,9 +257,36 @@ fn capabilities_explain_this_machine() {
         }
     }
     assert!(!j["auto_steps"].as_array().unwrap().is_empty());
+    // KVM: probed, and a machine without /dev/kvm (this project's) says so.
+    let kvm = &j["kvm"];
+    assert_eq!(kvm["works"], kvm["why_not"].is_null(), "{kvm}");
+    if !std::path::Path::new("/dev/kvm").exists() {
+        assert_eq!(kvm["probe"]["status"], "absent", "{kvm}");
+        assert!(
+            kvm["why_not"].as_str().unwrap().starts_with("no /dev/kvm"),
+            "{kvm}"
+        );
+    } else if std::path::Path::new("/sys/module/kvm_pvm").exists() {
+        // This project's machines: a paravirtual nested KVM, which cannot run a
+        // standard kernel.
+        assert_eq!(kvm["probe"]["status"], "broken", "{kvm}");
+        assert!(
+            kvm["why_not"].as_str().unwrap().contains("kvm_pvm"),
+            "{kvm}"
+        );
+    }
     let text = String::from_utf8(kfdo().arg("capabilities").output().unwrap().stdout).unwrap();
     assert!(
         text.contains("kfdo record --method auto would use:"),
         "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("kernels under KVM: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        line.starts_with("kernels under KVM: yes"),
+        kvm["works"] == true,
+        "{line}"
     );
 }
