@@ -32,18 +32,33 @@ run() {
     out=$(env "$@" timeout 300 "$bin" 2>&1) || rc=$?
 }
 
-# check_results LIST OUTPUT: one line per NAME:ARG of LIST, in order, ops=ARG, rate > 0.
+# check_results LIST OUTPUT: one line per NAME:ARG of LIST, in order, ops=ARG, rate > 0;
+# the request/response workloads (tcp_rr, pipe, unix) with their round trips'
+# percentiles, p1 <= p50 <= p99, and the mean within a tenth of 1/rate.
 check_results() {
-    local list=$1 output=$2 i=0 entry line
+    local list=$1 output=$2 i=0 entry line name
     local -a lines
     mapfile -t lines <<<"$output"
     IFS=, read -ra entries <<<"$list"
     for entry in "${entries[@]}"; do
         line=${lines[$i]:-}
-        [[ $line =~ ^kfdo-workload:\ ${entry%%:*}\ ops=([0-9]+)\ seconds=[0-9]+\.[0-9]{6}\ ops_per_s=([0-9]+\.[0-9])$ ]] ||
+        name=${entry%%:*}
+        [[ $line =~ ^kfdo-workload:\ $name\ ops=([0-9]+)\ seconds=[0-9]+\.[0-9]{6}\ ops_per_s=([0-9]+\.[0-9])(.*)$ ]] ||
             fail "line $((i + 1)): expected a result for $entry, got '$line'"
         [ "${BASH_REMATCH[1]}" = "${entry#*:}" ] || fail "$entry: ops=${BASH_REMATCH[1]}"
-        awk -v r="${BASH_REMATCH[2]}" 'BEGIN { exit !(r > 0) }' || fail "$entry: ops_per_s=${BASH_REMATCH[2]}"
+        local rate=${BASH_REMATCH[2]} rest=${BASH_REMATCH[3]}
+        awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "$entry: ops_per_s=$rate"
+        case $name in
+        tcp_rr | pipe | unix)
+            [[ $rest =~ ^\ p1_us=([0-9.]+)\ p50_us=([0-9.]+)\ p99_us=([0-9.]+)\ mean_us=([0-9.]+)$ ]] ||
+                fail "$entry: no latency percentiles in '$line'"
+            awk -v p1="${BASH_REMATCH[1]}" -v p50="${BASH_REMATCH[2]}" -v p99="${BASH_REMATCH[3]}" \
+                -v mean="${BASH_REMATCH[4]}" -v r="$rate" \
+                'BEGIN { m = 1e6 / r; exit !(p1 > 0 && p1 <= p50 && p50 <= p99 && mean > 0.9 * m && mean < 1.1 * m) }' ||
+                fail "$entry: inconsistent latencies in '$line'"
+            ;;
+        *) [ -z "$rest" ] || fail "$entry: unexpected fields in '$line'" ;;
+        esac
         i=$((i + 1))
     done
     [ ${#lines[@]} -eq $((i + 1)) ] || fail "expected $((i + 1)) lines, got ${#lines[@]}"

@@ -90,6 +90,11 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("autofdo"), "{summary}");
     assert!(summary.contains("kernel taken branches"), "{summary}");
+    // tcp_rr's round trips: the seeds' latency percentiles, each a row of the verdict.
+    for stat in ["p1", "p50", "p99", "mean"] {
+        let row = format!("| tcp_rr latency {stat} (emulated time) | ");
+        assert!(summary.contains(&row), "no '{row}' in:\n{summary}");
+    }
     assert!(stdout.contains("report:"), "{stdout}");
 
     let base = out.join("build/baseline");

@@ -9,13 +9,37 @@ use std::path::{Path, PathBuf};
 use super::build::BuiltKernel;
 use super::ctx::KernelCtx;
 
-/// One workload's result line: `kfdo-workload: NAME ops=N seconds=S ops_per_s=X`.
+/// One workload's result line: `kfdo-workload: NAME ops=N seconds=S ops_per_s=X`, and for
+/// the request/response workloads (tcp_rr, pipe, unix) ` p1_us=A p50_us=B p99_us=C
+/// mean_us=D`: the round trips' latency percentiles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadResult {
     pub name: String,
     pub ops: u64,
     pub seconds: f64,
     pub ops_per_s: f64,
+    pub latency: Option<Latency>,
+}
+
+/// A request/response workload's round-trip latencies, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Latency {
+    pub p1_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub mean_us: f64,
+}
+
+impl Latency {
+    /// Each statistic with its name (`p1`, `p50`, `p99`, `mean`).
+    pub fn named(&self) -> [(&'static str, f64); 4] {
+        [
+            ("p1", self.p1_us),
+            ("p50", self.p50_us),
+            ("p99", self.p99_us),
+            ("mean", self.mean_us),
+        ]
+    }
 }
 
 /// What a boot's console said.
@@ -61,15 +85,29 @@ fn parse_result(rest: &str) -> Option<WorkloadResult> {
         ops: 0,
         seconds: f64::NAN,
         ops_per_s: f64::NAN,
+        latency: None,
     };
+    let mut lat = [f64::NAN; 4];
     for w in words {
         let (k, v) = w.split_once('=')?;
         match k {
             "ops" => r.ops = v.parse().ok()?,
             "seconds" => r.seconds = v.parse().ok()?,
             "ops_per_s" => r.ops_per_s = v.parse().ok()?,
+            "p1_us" => lat[0] = v.parse().ok()?,
+            "p50_us" => lat[1] = v.parse().ok()?,
+            "p99_us" => lat[2] = v.parse().ok()?,
+            "mean_us" => lat[3] = v.parse().ok()?,
             _ => {}
         }
+    }
+    if lat.iter().all(|x| x.is_finite()) {
+        r.latency = Some(Latency {
+            p1_us: lat[0],
+            p50_us: lat[1],
+            p99_us: lat[2],
+            mean_us: lat[3],
+        });
     }
     (r.seconds.is_finite() && r.ops_per_s.is_finite()).then_some(r)
 }
@@ -220,7 +258,7 @@ mod tests {
     #[test]
     fn results_failures_and_unfinished_boots_are_told_apart() {
         let ok = "[    0.5] Run /init as init process\n\
-                  kfdo-workload: tcp_rr ops=2000 seconds=1.500000 ops_per_s=1333.3\n\
+                  kfdo-workload: tcp_rr ops=2000 seconds=1.500000 ops_per_s=1333.3 p1_us=500.10 p50_us=700.25 p99_us=1900.00 mean_us=750.00\n\
                   [   2.1] random: crng\rkfdo-workload: pipe ops=100 seconds=0.25 ops_per_s=400\n\
                   kfdo-workload: done\n";
         assert_eq!(
@@ -230,13 +268,20 @@ mod tests {
                     name: "tcp_rr".into(),
                     ops: 2000,
                     seconds: 1.5,
-                    ops_per_s: 1333.3
+                    ops_per_s: 1333.3,
+                    latency: Some(Latency {
+                        p1_us: 500.1,
+                        p50_us: 700.25,
+                        p99_us: 1900.0,
+                        mean_us: 750.0
+                    }),
                 },
                 WorkloadResult {
                     name: "pipe".into(),
                     ops: 100,
                     seconds: 0.25,
-                    ops_per_s: 400.0
+                    ops_per_s: 400.0,
+                    latency: None,
                 },
             ])
         );

@@ -2,7 +2,8 @@
 //! variants interleaved (A B C, B C A, ...), through kfdo-bench's comparison (the same
 //! store, statistics, warnings and report as for programs). A boot measures the
 //! workload's own time and operations per second (emulated time: QEMU runs without KVM
-//! here) and the kernel-mode emulated counters of the measured window (instructions,
+//! here; for the request/response workloads also their round trips' p1, p50, p99 and mean
+//! latency) and the kernel-mode emulated counters of the measured window (instructions,
 //! taken branches, modelled L1i and iTLB misses), each a metric with its interval and
 //! significance against the baseline. The counters are the primary evidence: emulated
 //! time is the host's time spent emulating, not the guest machine's.
@@ -106,19 +107,26 @@ impl Trials for KernelTrials<'_> {
             .counters
             .as_ref()
             .ok_or_else(|| fail("gave no counters".into(), String::new()))?;
-        let mut metrics: Vec<Metric> = booted
-            .results
-            .iter()
-            .map(|w| {
-                Metric::new(
-                    &format!("{} ops/s (emulated time)", w.name),
-                    w.ops_per_s,
-                    "ops/s",
-                    Better::Higher,
+        let mut metrics: Vec<Metric> = Vec::new();
+        for w in &booted.results {
+            metrics.push(Metric::new(
+                &format!("{} ops/s (emulated time)", w.name),
+                w.ops_per_s,
+                "ops/s",
+                Better::Higher,
+                "workload",
+            ));
+            // The round trips' latencies, as the seeds' tcp_rr table gives them.
+            for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
+                metrics.push(Metric::new(
+                    &format!("{} latency {stat} (emulated time)", w.name),
+                    us,
+                    "µs",
+                    Better::Lower,
                     "workload",
-                )
-            })
-            .collect();
+                ));
+            }
+        }
         metrics.extend(counter_metrics(file));
         let seconds: f64 = booted.results.iter().map(|w| w.seconds).sum();
         self.log.say(&format!(

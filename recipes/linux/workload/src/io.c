@@ -112,20 +112,28 @@ int pingpong_check(int rfd, int wfd)
 int pingpong_timed(int rfd, int wfd, uint64_t n, double *seconds)
 {
 	char c = 'k';
-	uint64_t i;
+	uint64_t i, c0, start;
 	ssize_t r = 1;
 	int err = 0;
-	struct timespec t0 = clock_now();
+	struct latency lat;
+	struct timespec t0;
 
+	if (latency_begin(&lat, n) < 0)
+		return -1;
+	t0 = clock_now();
+	c0 = cpu_ticks();
 	KFDO_WINDOW_START();
 	for (i = 0; i < n; i++) {
+		start = cpu_ticks();
 		if (write(wfd, &c, 1) != 1 || (r = read(rfd, &c, 1)) != 1) {
 			err = errno;
 			break;
 		}
+		latency_add(&lat, cpu_ticks() - start);
 	}
 	KFDO_WINDOW_STOP();
 	*seconds = seconds_since(t0);
+	latency_end(&lat, cpu_ticks() - c0, *seconds);
 
 	if (i == n)
 		return 0;

@@ -77,8 +77,14 @@ void print_result(const char *name, uint64_t ops, double seconds)
 	/* A clock that did not move still gives a finite, positive rate. */
 	double rate = (double)ops / (seconds > 1e-9 ? seconds : 1e-9);
 
-	printf("kfdo-workload: %s ops=%" PRIu64 " seconds=%.6f ops_per_s=%.1f\n",
+	struct latency_summary l;
+
+	printf("kfdo-workload: %s ops=%" PRIu64 " seconds=%.6f ops_per_s=%.1f",
 	       name, ops, seconds, rate);
+	if (latency_take(&l))
+		printf(" p1_us=%.2f p50_us=%.2f p99_us=%.2f mean_us=%.2f",
+		       l.p1_us, l.p50_us, l.p99_us, l.mean_us);
+	printf("\n");
 	fflush(stdout);
 }
 

@@ -47,6 +47,40 @@ double seconds_since(struct timespec t0);
 void print_result(const char *name, uint64_t ops, double seconds);
 void print_failed(const char *name, const char *what);
 
+/* latency.c: round-trip latencies, timed with the CPU's counter (no system call) */
+struct latency {
+	uint64_t *ticks;
+	uint64_t n, cap;
+};
+
+struct latency_summary {
+	double p1_us, p50_us, p99_us, mean_us;
+};
+
+static inline uint64_t cpu_ticks(void)
+{
+#if defined(__x86_64__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t t;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(t));
+	return t;
+#else
+#error "cpu_ticks: x86_64 and aarch64 only"
+#endif
+}
+
+static inline void latency_add(struct latency *l, uint64_t ticks)
+{
+	if (l->n < l->cap)
+		l->ticks[l->n++] = ticks;
+}
+
+int latency_begin(struct latency *l, uint64_t n);
+void latency_end(struct latency *l, uint64_t window_ticks, double window_seconds);
+bool latency_take(struct latency_summary *out);
+
 /* child.c */
 pid_t child_start(int (*fn)(void *), void *arg);
 void child_kill(pid_t pid);
