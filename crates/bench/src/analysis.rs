@@ -312,6 +312,67 @@ pub fn geomeans(benchmarks: &[BenchmarkAnalysis]) -> Vec<GeoMean> {
         .collect()
 }
 
+/// A variant's UnixBench-style index over the benchmarks that measured one metric.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SuiteIndex {
+    pub variant: String,
+    /// Geometric mean of mean(variant) / mean(baseline) over `benchmarks`, with its 95 %
+    /// bootstrap interval.
+    pub index: stats::Interval,
+    pub benchmarks: Vec<String>,
+}
+
+/// Each variant's index over the benchmarks in which it and the baseline measured the
+/// metric `chosen` picks (one per benchmark, e.g. the workload's operations per second).
+pub fn suite_index(
+    benchmarks: &[BenchmarkAnalysis],
+    chosen: impl Fn(&MetricAnalysis) -> bool,
+    resamples: usize,
+) -> Vec<SuiteIndex> {
+    let mut by_variant: Vec<(String, Vec<(String, Vec<f64>, Vec<f64>)>)> = Vec::new();
+    for b in benchmarks {
+        let Some(base) = b.variants.first() else {
+            continue;
+        };
+        let Some(base_m) = base.metrics.iter().find(|m| chosen(m)) else {
+            continue;
+        };
+        for v in b.variants.iter().skip(1) {
+            let Some(m) = v.metrics.iter().find(|m| chosen(m)) else {
+                continue;
+            };
+            let entry = match by_variant.iter_mut().find(|(n, _)| *n == v.name) {
+                Some(e) => e,
+                None => {
+                    by_variant.push((v.name.clone(), Vec::new()));
+                    by_variant.last_mut().unwrap()
+                }
+            };
+            entry
+                .1
+                .push((b.name.clone(), base_m.values.clone(), m.values.clone()));
+        }
+    }
+    by_variant
+        .into_iter()
+        .filter_map(|(variant, per_bench)| {
+            let pairs: Vec<(&[f64], &[f64])> = per_bench
+                .iter()
+                .map(|(_, a, b)| (a.as_slice(), b.as_slice()))
+                .collect();
+            let seed = per_bench.iter().fold(0u64, |h, (_, a, b)| {
+                h.rotate_left(7) ^ stats::data_seed(a, b)
+            });
+            let index = stats::bootstrap_geomean_ratio_ci(&pairs, 0.95, resamples, seed)?;
+            Some(SuiteIndex {
+                variant,
+                index,
+                benchmarks: per_bench.into_iter().map(|(n, _, _)| n).collect(),
+            })
+        })
+        .collect()
+}
+
 pub fn analyze(c: &Contents, resamples: usize) -> Analysis {
     let benchmarks: Vec<BenchmarkAnalysis> = c
         .benchmarks

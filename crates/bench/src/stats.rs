@@ -258,6 +258,54 @@ pub fn bootstrap_ratio_ci(
     })
 }
 
+/// A UnixBench-style index: the geometric mean, over several workloads, of mean(b) /
+/// mean(a) per workload (`pairs`: each workload's baseline and variant samples), with a
+/// percentile-bootstrap interval (each resample draws every sample of every workload
+/// again, with replacement, as [`bootstrap_ratio_ci`] does for one).
+pub fn bootstrap_geomean_ratio_ci(
+    pairs: &[(&[f64], &[f64])],
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> Option<Interval> {
+    if pairs.is_empty() || pairs.iter().any(|(a, b)| a.is_empty() || b.is_empty()) {
+        return None;
+    }
+    let ratios: Vec<f64> = pairs.iter().map(|(a, b)| mean(b) / mean(a)).collect();
+    if ratios.iter().any(|r| !r.is_finite() || *r <= 0.0) {
+        return None;
+    }
+    let estimate = geometric_mean(&ratios);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let draw = |xs: &[f64], rng: &mut ChaCha8Rng| {
+        (0..xs.len())
+            .map(|_| xs[rng.gen_range(0..xs.len())])
+            .sum::<f64>()
+            / xs.len() as f64
+    };
+    let mut indices = Vec::with_capacity(resamples);
+    for _ in 0..resamples.max(1) {
+        let mut log_sum = 0.0;
+        let mut ok = true;
+        for (a, b) in pairs {
+            let r = draw(b, &mut rng) / draw(a, &mut rng);
+            ok &= r.is_finite() && r > 0.0;
+            log_sum += r.ln();
+        }
+        if ok {
+            indices.push((log_sum / pairs.len() as f64).exp());
+        }
+    }
+    indices.sort_by(f64::total_cmp);
+    let alpha = 1.0 - level;
+    Some(Interval {
+        estimate,
+        lo: quantile_sorted(&indices, alpha / 2.0),
+        hi: quantile_sorted(&indices, 1.0 - alpha / 2.0),
+        level,
+    })
+}
+
 /// Default number of bootstrap resamples for reports.
 pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
 
@@ -323,6 +371,37 @@ pub fn outliers(xs: &[f64]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_suite_index_is_the_geometric_mean_of_the_workloads_ratios() {
+        // Constant samples: every resample gives the same index, sqrt(2 * 0.5) = 1.
+        let (a1, b1, a2, b2) = ([10.0; 4], [20.0; 4], [8.0; 3], [4.0; 3]);
+        let i = bootstrap_geomean_ratio_ci(&[(&a1, &b1), (&a2, &b2)], 0.95, 200, 1).unwrap();
+        assert!((i.estimate - 1.0).abs() < 1e-12, "{i:?}");
+        assert!(
+            (i.lo - 1.0).abs() < 1e-12 && (i.hi - 1.0).abs() < 1e-12,
+            "{i:?}"
+        );
+        // Noisy samples, all ratios near 1.1: the interval holds the estimate and
+        // lies above 1; the same data give the same interval.
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let b = [110.0, 112.0, 108.0, 111.0, 109.0];
+        let c = [50.0, 51.0, 49.0, 50.5, 49.5];
+        let d = [55.0, 56.0, 54.0, 55.5, 54.5];
+        let i = bootstrap_geomean_ratio_ci(&[(&a, &b), (&c, &d)], 0.95, 2000, 7).unwrap();
+        assert!((i.estimate - 1.1).abs() < 1e-3, "{i:?}");
+        assert!(
+            i.lo < i.estimate && i.estimate < i.hi && i.lo > 1.05,
+            "{i:?}"
+        );
+        assert_eq!(
+            i,
+            bootstrap_geomean_ratio_ci(&[(&a, &b), (&c, &d)], 0.95, 2000, 7).unwrap()
+        );
+        // Nothing to index, or a workload without samples.
+        assert!(bootstrap_geomean_ratio_ci(&[], 0.95, 10, 1).is_none());
+        assert!(bootstrap_geomean_ratio_ci(&[(&a, &[])], 0.95, 10, 1).is_none());
+    }
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * b.abs().max(1e-300)

@@ -90,6 +90,17 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("autofdo"), "{summary}");
     assert!(summary.contains("kernel taken branches"), "{summary}");
+    // The UnixBench-style index over the workloads, with its interval.
+    assert!(
+        summary.contains("## Index over the workloads (UnixBench-style, emulated time)"),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("| autofdo | ") && l.contains(", ")),
+        "no index row for autofdo:\n{summary}"
+    );
     // tcp_rr's round trips: the seeds' latency percentiles, each a row of the verdict.
     for stat in ["p1", "p50", "p99", "mean"] {
         let row = format!("| tcp_rr latency {stat} (emulated time) | ");

@@ -104,6 +104,37 @@ fn shares_of_ifdo(b: &BenchmarkAnalysis) -> Vec<String> {
     out
 }
 
+/// The UnixBench-style index of each variant: the geometric mean over the evaluation
+/// workloads of its operations per second against the baseline's, with its interval.
+fn index(s: &mut String, benchmarks: &[BenchmarkAnalysis]) -> std::fmt::Result {
+    let ops_per_s = |m: &analysis::MetricAnalysis| m.unit == "ops/s" && m.source == "workload";
+    let indices = analysis::suite_index(benchmarks, ops_per_s, stats::BOOTSTRAP_RESAMPLES);
+    let Some(first) = indices.first() else {
+        return Ok(());
+    };
+    writeln!(
+        s,
+        "## Index over the workloads (UnixBench-style, emulated time)
+
+\
+         Geometric mean over {} workload(s) ({}) of each variant's operations per second \
+         against the baseline's, [95 % bootstrap interval, every boot resampled]; above 1 \
+         is faster.\n",
+        first.benchmarks.len(),
+        first.benchmarks.join(", ")
+    )?;
+    writeln!(s, "| variant | index | 95 % interval |")?;
+    writeln!(s, "|:--|--:|:--|")?;
+    for i in &indices {
+        writeln!(
+            s,
+            "| {} | {:.3} | [{:.3}, {:.3}] |",
+            i.variant, i.index.estimate, i.index.lo, i.index.hi
+        )?;
+    }
+    writeln!(s)
+}
+
 /// The summary's Markdown.
 pub fn render(
     store: &Path,
@@ -154,6 +185,7 @@ pub fn render(
         }
         writeln!(s)?;
     }
+    index(&mut s, &a.benchmarks)?;
     if !spans.is_empty() {
         writeln!(
             s,
