@@ -329,7 +329,9 @@ pub fn suite_index(
     chosen: impl Fn(&MetricAnalysis) -> bool,
     resamples: usize,
 ) -> Vec<SuiteIndex> {
-    let mut by_variant: Vec<(String, Vec<(String, Vec<f64>, Vec<f64>)>)> = Vec::new();
+    // Per variant: each benchmark's name, baseline values and variant values.
+    type PerBench = (String, Vec<f64>, Vec<f64>);
+    let mut by_variant: Vec<(String, Vec<PerBench>)> = Vec::new();
     for b in benchmarks {
         let Some(base) = b.variants.first() else {
             continue;
