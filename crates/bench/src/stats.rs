@@ -248,14 +248,19 @@ pub fn bootstrap_ratio_ci(
             ratios.push((sb / b.len() as f64) / ra);
         }
     }
-    ratios.sort_by(f64::total_cmp);
+    Some(percentile_interval(estimate, ratios, level))
+}
+
+/// The percentile interval at `level` of bootstrap `resampled` values around `estimate`.
+fn percentile_interval(estimate: f64, mut resampled: Vec<f64>, level: f64) -> Interval {
+    resampled.sort_by(f64::total_cmp);
     let alpha = 1.0 - level;
-    Some(Interval {
+    Interval {
         estimate,
-        lo: quantile_sorted(&ratios, alpha / 2.0),
-        hi: quantile_sorted(&ratios, 1.0 - alpha / 2.0),
+        lo: quantile_sorted(&resampled, alpha / 2.0),
+        hi: quantile_sorted(&resampled, 1.0 - alpha / 2.0),
         level,
-    })
+    }
 }
 
 /// A UnixBench-style index: the geometric mean, over several workloads, of mean(b) /
@@ -296,14 +301,7 @@ pub fn bootstrap_geomean_ratio_ci(
             indices.push((log_sum / pairs.len() as f64).exp());
         }
     }
-    indices.sort_by(f64::total_cmp);
-    let alpha = 1.0 - level;
-    Some(Interval {
-        estimate,
-        lo: quantile_sorted(&indices, alpha / 2.0),
-        hi: quantile_sorted(&indices, 1.0 - alpha / 2.0),
-        level,
-    })
+    Some(percentile_interval(estimate, indices, level))
 }
 
 /// Default number of bootstrap resamples for reports.
