@@ -146,12 +146,13 @@ impl KernelVariant {
                 propeller: PropellerRole::None,
             }
         };
+        // Each built-in variant's profile is its stack's (vocabulary::Variant).
         let v = match built_in {
-            Some(Variant::Baseline) => base(CompileProfile::None),
-            Some(Variant::Autofdo) => base(CompileProfile::Kfdo),
-            Some(Variant::AutofdoLlvmProfgen) => base(CompileProfile::LlvmProfgen),
-            Some(Variant::AutofdoThinlto) => {
-                let mut v = base(CompileProfile::Kfdo);
+            Some(b @ (Variant::Baseline | Variant::Autofdo | Variant::AutofdoLlvmProfgen)) => {
+                base(b.compile_profile())
+            }
+            Some(b @ Variant::AutofdoThinlto) => {
+                let mut v = base(b.compile_profile());
                 v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
                 v.kconfig.insert("LTO_NONE".into(), "n".into());
                 v
@@ -164,7 +165,7 @@ impl KernelVariant {
                          build it in a recipe with compiler = \"gcc-12\" (recipes/linux-gcc)"
                     );
                 }
-                base(CompileProfile::Instrumented)
+                base(Variant::Ifdo.compile_profile())
             }
             Some(Variant::AutofdoThinltoPropeller) => {
                 if fdo == Fdo::Kcflags {
