@@ -23,7 +23,9 @@
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `train`,
-//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `pipeline`
+//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `uml`, `pipeline`;
+//!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
+//!    `judge`, `coverage`, `summary`
 //! 3. `plan`
 //!
 //! (Each folder's `mod.rs` only declares and re-exports its modules.)
@@ -135,8 +137,17 @@ mod layering {
             "judge",
             "report",
             "package",
+            "uml",
             "pipeline",
         ];
         assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);
+    }
+
+    #[test]
+    fn uml_modules_only_use_earlier_ones() {
+        let order = [
+            "twin", "config", "build", "run", "judge", "coverage", "summary",
+        ];
+        assert_folder_layers(&src(), "kernel/uml", &one_per_layer(&order), &[]);
     }
 }

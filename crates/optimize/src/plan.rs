@@ -23,6 +23,8 @@ pub struct Overrides {
     pub boots: Option<usize>,
     /// Kernels: build the packages of the winning variant.
     pub packages: bool,
+    /// Kernels: build and judge the User-Mode Linux twins the recipe asks for.
+    pub uml: bool,
     /// How the training run is recorded; None is auto.
     pub method: Option<Method>,
     pub period: Option<u64>,
@@ -167,6 +169,7 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
 fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptions> {
     let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
+    let recipe_has_uml = recipe.uml.is_some();
     let out = output_dir(
         &o.output
             .clone()
@@ -184,6 +187,7 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
         quiet: o.quiet,
         heatmaps: o.heatmaps,
         packages: o.packages,
+        uml: o.uml && recipe_has_uml,
     })
 }
 

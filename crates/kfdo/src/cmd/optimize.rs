@@ -36,6 +36,9 @@ pub struct Args {
     /// Kernels: do not build the .deb / .rpm packages of the winning variant.
     #[arg(long)]
     no_packages: bool,
+    /// Kernels: skip the User-Mode Linux twins (native time) that the recipe's [uml] asks for.
+    #[arg(long)]
+    no_uml: bool,
     /// How the training run is recorded (`kfdo record --method`); auto says why it picks.
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     method: String,
@@ -88,6 +91,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         variants: a.variants,
         boots: a.boots,
         packages: !a.no_packages,
+        uml: !a.no_uml,
         method,
         period: a.period,
         counters,

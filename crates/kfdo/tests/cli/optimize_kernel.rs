@@ -107,6 +107,7 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
         assert!(summary.contains(&row), "no '{row}' in:\n{summary}");
     }
     assert!(stdout.contains("report:"), "{stdout}");
+    native_time(&out, &summary);
 
     let base = out.join("build/baseline");
     let fdo = out.join("build/autofdo");
@@ -213,6 +214,93 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     }
 
     bad_inputs(&recipe, &out);
+}
+
+/// The User-Mode Linux twins (the recipe's `[uml]`): built from the same profile,
+/// booted natively, judged, and said in the summary. No timing is asserted: only that the
+/// measures exist, that the profile reached the twin's compiler and changed its code.
+fn native_time(out: &Path, summary: &str) {
+    assert!(
+        summary.contains("## Native time: User-Mode Linux twins"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("### linux-test-uml-tcp_rr (native time; baseline 'baseline')"),
+        "{summary}"
+    );
+    for row in [
+        "| UML kernel CPU, user (native time) | ",
+        "| UML kernel CPU, system: host ptrace (native time) | ",
+        "| tcp_rr UML kernel user CPU per operation (native time) | ",
+        "| tcp_rr ops/s (native time) | ",
+        "| tcp_rr latency p50 (native time) | ",
+    ] {
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no '{row}' row in:\n{summary}"));
+        // The baseline's value, then autofdo's change with its interval.
+        assert_eq!(line.matches(" | ").count(), 2, "{line}");
+        assert!(line.contains('['), "no interval: {line}");
+    }
+    assert!(
+        summary.contains("### Index over the workloads (UnixBench-style, native time)"),
+        "{summary}"
+    );
+    // The profile's split: most of it is generic code the twin has.
+    let split = summary
+        .lines()
+        .find(|l| l.starts_with("- the profile: "))
+        .unwrap_or_else(|| panic!("no profile split in:\n{summary}"));
+    let share: f64 = split
+        .split("holding ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no share in: {split}"));
+    assert!(share > 50.0 && share < 100.0, "{split}");
+    assert!(
+        summary.contains("- the recipe's settings UML has no such option for"),
+        "the x86-only settings are not named:\n{summary}"
+    );
+
+    // The profile reached the twin's compiler: remarks on a hot generic file with the
+    // autofdo twin's command line, none with the baseline twin's; and the twin's hot code
+    // changed.
+    let (base, fdo) = (out.join("uml/baseline"), out.join("uml/autofdo"));
+    let hot = hottest_functions(&out.join("profiles/kfdo.afdo"), 40);
+    let generic: Vec<(String, String)> = hot
+        .iter()
+        .filter_map(|f| {
+            let file = source_of(&base.join("linux"), f)?;
+            let src_root = std::fs::read_link(base.join("source")).unwrap_or_default();
+            let rel = Path::new(&file).strip_prefix(&src_root).ok()?.to_path_buf();
+            let rel = rel.to_string_lossy().to_string();
+            (rel.ends_with(".c") && !rel.starts_with("arch/")).then(|| (f.clone(), rel))
+        })
+        .collect();
+    assert!(
+        generic.len() >= 5,
+        "few hot generic functions in the UML twin: {generic:?}"
+    );
+    let object = generic[0].1.replace(".c", ".o");
+    assert!(
+        sample_profile_remarks(&fdo, &object) > 0,
+        "no -Rpass=sample-profile remark compiling {object} for the autofdo twin"
+    );
+    assert_eq!(sample_profile_remarks(&base, &object), 0);
+    let changed = generic
+        .iter()
+        .take(10)
+        .filter(|(f, _)| {
+            let a = mnemonics(&base.join("linux"), f);
+            !a.is_empty() && a != mnemonics(&fdo.join("linux"), f)
+        })
+        .count();
+    assert!(
+        changed >= 3,
+        "the hot generic functions' code is the same in both twins"
+    );
 }
 
 /// Errors, each clear and before any result: the kernels built above are reused (same

@@ -150,7 +150,7 @@ impl KernelCtx {
 
 /// A copy of the profile at `DIR/by-hash/HASH16.afdo` beside it (made once), so that its
 /// path changes whenever its content does.
-fn content_addressed(profile: &Path, hash: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn content_addressed(profile: &Path, hash: &str) -> anyhow::Result<PathBuf> {
     let dir = profile
         .parent()
         .unwrap_or_else(|| Path::new("."))

@@ -52,7 +52,7 @@ pub fn assignments(text: &str) -> Vec<(String, String)> {
 
 /// `assignments` of several fragments in merge order, each symbol's last value only (a
 /// later fragment overrides an earlier one, as merge_config.sh merges them).
-fn last_wins(all: &[(String, String)]) -> Vec<(String, String)> {
+pub(crate) fn last_wins(all: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for (k, v) in all {
         match out.iter_mut().find(|(o, _)| o == k) {
@@ -85,7 +85,7 @@ pub fn not_kept(config: &str, wanted: &[(String, String)]) -> Vec<(String, Strin
         .collect()
 }
 
-fn check_kept(
+pub(crate) fn check_kept(
     log: &Log,
     config: &Path,
     wanted: &[(String, String)],
@@ -181,23 +181,38 @@ impl KernelCtx {
         base: &(PathBuf, String),
         v: &KernelVariant,
     ) -> anyhow::Result<(PathBuf, String)> {
-        let r = &self.recipe;
         let dir = self.dir(&format!("build/{}", v.name));
+        let step = format!("configure {}", v.name);
+        self.configure_on(src, base, v, &dir, &self.recipe.kernel.arch, &step)
+    }
+
+    /// `v`'s changes on the configuration `base`, for `arch`, in `dir`, as the step `step`.
+    pub(crate) fn configure_on(
+        &self,
+        src: &KernelSource,
+        base: &(PathBuf, String),
+        v: &KernelVariant,
+        dir: &Path,
+        arch: &str,
+        step: &str,
+    ) -> anyhow::Result<(PathBuf, String)> {
         let config = dir.join(".config");
         let changes: Vec<(String, String)> = v
             .kconfig
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let step = format!("configure {}", v.name);
-        let key = Key::new("config variant")
+        let mut key = Key::new("config variant")
             .add("base", &base.1)
             .add("compiler", v.compiler.command())
             .add("tools", &self.tool_ids)
-            .add("changes", format!("{changes:?}"))
-            .finish();
-        let done = self.step(&step, key, std::slice::from_ref(&config), |log| {
-            std::fs::create_dir_all(&dir)?;
+            .add("changes", format!("{changes:?}"));
+        // The recipe's own architecture keeps the key it always had.
+        if arch != self.recipe.kernel.arch {
+            key = key.add("arch", arch);
+        }
+        let done = self.step(step, key.finish(), std::slice::from_ref(&config), |log| {
+            std::fs::create_dir_all(dir)?;
             std::fs::copy(&base.0, &config)?;
             if !changes.is_empty() {
                 let mut cmd = Command::new(src.dir.join("scripts/config"));
@@ -213,7 +228,7 @@ impl KernelCtx {
                 log.run(&mut cmd, Stdout::Log)?;
             }
             log.run(
-                make(src, &dir, &r.kernel.arch, &toolchain(v.compiler)).arg("olddefconfig"),
+                make(src, dir, arch, &toolchain(v.compiler)).arg("olddefconfig"),
                 Stdout::Log,
             )?;
             check_kept(log, &config, &changes, &format!("variant '{}'", v.name))?;

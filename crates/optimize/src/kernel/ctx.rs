@@ -25,6 +25,8 @@ pub struct KernelOptions {
     pub heatmaps: bool,
     /// Build Debian and RPM packages of the winning variant.
     pub packages: bool,
+    /// Build and judge the User-Mode Linux twins (the recipe's `[uml]`).
+    pub uml: bool,
 }
 
 /// The kernel pipeline's context: its options and the shared [`Steps`].

@@ -33,6 +33,7 @@ pub mod report;
 pub mod source;
 pub mod summary;
 pub mod train;
+pub mod uml;
 pub mod variant;
 
 pub use ctx::{KernelCtx, KernelOptions};

@@ -7,7 +7,10 @@
 //!                                       \-> profile llvm-profgen ---> build autofdo-llvm-profgen
 //! autofdo+thinlto (with the BB address map) -> record training run -> profile propeller
 //!                                           -> build autofdo+thinlto+propeller
-//! all kernels -> benchmark (boots, interleaved) -> record eval (heat maps) -> report -> packages
+//! all kernels -> benchmark (boots, interleaved) -> record eval (heat maps)
+//! with [uml]: configure uml base -> configure + build uml VARIANT (each twin, its variant's
+//!             profile) -> benchmark uml (native boots, interleaved)
+//! report -> packages
 //! ```
 //! Kernel builds run one at a time, each with all the jobs (kbuild parallelizes better
 //! than two builds side by side on few cores).
@@ -23,6 +26,7 @@ use super::recipe::KernelRecipe;
 use super::source::KernelSource;
 use super::summary;
 use super::train::KernelRecording;
+use super::uml::{self, twin::twin_of};
 use super::variant::{fdo_of, Fdo, PropellerRole, PROPELLER_BASE};
 use crate::steps::agree::profiles_agree;
 use crate::steps::{ProfileFile, Steps};
@@ -75,9 +79,27 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         0
     };
+    // User-Mode Linux: the base configuration, each twin's configuration and build, the
+    // native benchmark.
+    let uml = if o.uml {
+        let twins = o.variants.iter().filter(|v| twin_of(v).is_ok()).count();
+        2 + 2 * twins
+    } else {
+        0
+    };
     // source, base config, initramfs, per variant config + build, training record,
     // 2 profiles, benchmark, heat-map recordings, report, packages
-    3 + 2 * n + module_initramfs + 1 + 2 + propeller + gcov + 1 + heat + 1 + usize::from(o.packages)
+    3 + 2 * n
+        + module_initramfs
+        + 1
+        + 2
+        + propeller
+        + gcov
+        + 1
+        + heat
+        + uml
+        + 1
+        + usize::from(o.packages)
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
@@ -150,6 +172,11 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let db = ctx.judge(&contenders)?;
     let heat = record_heat(ctx, &contenders)?;
+    let native = if o.uml {
+        native_time(ctx, &src, &workload, &trained)?
+    } else {
+        String::new()
+    };
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
     let config_diffs: Vec<(String, String)> = o
         .variants
@@ -171,6 +198,7 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         &spans,
         &config_diffs,
         &ctx.timing_table(),
+        &native,
     )?;
     let summary_path = ctx.write_summary(&summary)?;
     Ok(KernelOutcome {
@@ -298,6 +326,60 @@ fn build_variants(
         kernels.push(ctx.build_kernel(src, v, config, p, pp)?);
     }
     Ok(kernels)
+}
+
+/// The User-Mode Linux twins of the variants that have one, built from their variants'
+/// profiles and judged in native time: the summary's section.
+fn native_time(
+    ctx: &KernelCtx,
+    src: &KernelSource,
+    workload: &(PathBuf, String),
+    trained: &Trained,
+) -> anyhow::Result<String> {
+    let base = ctx.uml_base_config(src)?;
+    let mut twins = Vec::new();
+    let mut no_twin = Vec::new();
+    for v in &ctx.opts.variants {
+        let twin = match twin_of(v) {
+            Ok(t) => t,
+            Err(why) => {
+                no_twin.push((v.name.clone(), why));
+                continue;
+            }
+        };
+        let profile = match twin.profile {
+            CompileProfile::Kfdo => Some(&trained.kfdo),
+            CompileProfile::LlvmProfgen => trained.profgen.as_ref(),
+            _ => None,
+        };
+        let p = profile.map(|p| (p.path.as_path(), p.hash.as_str()));
+        twins.push(ctx.build_uml(src, &base, &twin, p)?);
+    }
+    // The workload's initramfs without modules: the twins have them built in.
+    let db = ctx.judge_uml(&twins, workload)?;
+    let coverage = if ctx
+        .opts
+        .variants
+        .iter()
+        .any(|v| v.profile == CompileProfile::Kfdo)
+    {
+        Some(uml::coverage::coverage(
+            &trained.kfdo.path,
+            &trained.baseline.dir,
+            &twins[0].exe,
+        )?)
+    } else {
+        None
+    };
+    uml::summary::section(
+        &db,
+        &uml::summary::NativeNotes {
+            boots: ctx.uml_boots(),
+            no_twin,
+            left_out: base.left_out,
+            coverage,
+        },
+    )
 }
 
 /// Heat maps of the first evaluation workload: the baseline and each profiled kernel,

@@ -26,6 +26,10 @@ pub struct KernelRecipe {
     /// Variants of the recipe's own, beside the built-in ones (`[[variant]]`).
     #[serde(rename = "variant", default)]
     pub variants: Vec<VariantSpec>,
+    /// Native time (`[uml]`): each variant's User-Mode Linux twin, built and booted on
+    /// the host.
+    #[serde(default)]
+    pub uml: Option<UmlSpec>,
     /// The variants built when `--variants` is not given (default: autofdo and
     /// autofdo+thinlto with clang, autofdo and ifdo with GCC).
     #[serde(default)]
@@ -94,6 +98,14 @@ pub struct KernelBench {
     /// The evaluation run: `NAME:ARG[,...]`, sized unlike the training run.
     pub run: String,
     /// Boots per variant (interleaved); default 5.
+    pub boots: Option<usize>,
+}
+
+/// `[uml]`: User-Mode Linux twins of the variants, judged in native time.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UmlSpec {
+    /// Boots per twin and evaluation workload (interleaved); default 10.
     pub boots: Option<usize>,
 }
 
@@ -188,6 +200,37 @@ pub fn parse_compiler(name: &str) -> anyhow::Result<Compiler> {
 }
 
 impl KernelRecipe {
+    /// A `[uml]` table needs a kernel UML can be built from here: the host's architecture
+    /// and a configuration target (an x86 .config does not configure UML).
+    fn check_uml(&self) -> anyhow::Result<()> {
+        if self.kernel.arch != "x86_64" || std::env::consts::ARCH != "x86_64" {
+            bail!(
+                "[uml]: User-Mode Linux twins are built for the host, x86_64, from an x86_64 \
+                 kernel's recipe (this one: arch = {:?} on a {} host); remove [uml]",
+                self.kernel.arch,
+                std::env::consts::ARCH
+            );
+        }
+        if !self.compiler().is_ok_and(Compiler::is_clang) {
+            bail!(
+                "[uml]: kfdo builds User-Mode Linux twins with clang, and this recipe builds \
+                 with {:?}; remove [uml], or use compiler = \"clang-19\"",
+                self.kernel.compiler
+            );
+        }
+        if self.config_file().is_some() {
+            bail!(
+                "[uml]: config = {:?} is an x86 .config, which does not configure UML; use \
+                 config = \"tinyconfig\" (or defconfig) with fragments, or remove [uml]",
+                self.kernel.config
+            );
+        }
+        if self.uml.as_ref().and_then(|u| u.boots) == Some(0) {
+            bail!("[uml] boots = 0: give at least 1 (default 10)");
+        }
+        Ok(())
+    }
+
     /// Whether a recipe file is a kernel recipe (it has a `[kernel]` table).
     pub fn is_kernel_recipe(text: &str) -> bool {
         toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("kernel"))
@@ -286,6 +329,9 @@ impl KernelRecipe {
                 self.workload.dir.display(),
                 script.display()
             );
+        }
+        if self.uml.is_some() {
+            self.check_uml()?;
         }
         check_run("[workload] train", &self.workload.train)?;
         if self.benches.is_empty() {

@@ -20,7 +20,7 @@ pub struct Span {
     pub samples: u64,
 }
 
-fn table(s: &mut String, b: &BenchmarkAnalysis) -> std::fmt::Result {
+pub(crate) fn table(s: &mut String, b: &BenchmarkAnalysis) -> std::fmt::Result {
     let names: Vec<(String, String)> = b.variants[0]
         .metrics
         .iter()
@@ -105,8 +105,13 @@ fn shares_of_ifdo(b: &BenchmarkAnalysis) -> Vec<String> {
 }
 
 /// The UnixBench-style index of each variant: the geometric mean over the evaluation
-/// workloads of its operations per second against the baseline's, with its interval.
-fn index(s: &mut String, benchmarks: &[BenchmarkAnalysis]) -> std::fmt::Result {
+/// workloads of its operations per second against the baseline's, with its interval,
+/// under the heading `heading` (a Markdown heading line).
+pub(crate) fn index(
+    s: &mut String,
+    benchmarks: &[BenchmarkAnalysis],
+    heading: &str,
+) -> std::fmt::Result {
     let ops_per_s = |m: &analysis::MetricAnalysis| m.unit == "ops/s" && m.source == "workload";
     let indices = analysis::suite_index(benchmarks, ops_per_s, stats::BOOTSTRAP_RESAMPLES);
     let Some(first) = indices.first() else {
@@ -114,9 +119,7 @@ fn index(s: &mut String, benchmarks: &[BenchmarkAnalysis]) -> std::fmt::Result {
     };
     writeln!(
         s,
-        "## Index over the workloads (UnixBench-style, emulated time)
-
-\
+        "{heading}\n\n\
          Geometric mean over {} workload(s) ({}) of each variant's operations per second \
          against the baseline's, [95 % bootstrap interval, every boot resampled]; above 1 \
          is faster.\n",
@@ -143,6 +146,7 @@ pub fn render(
     spans: &[Span],
     config_diffs: &[(String, String)],
     timings: &str,
+    native: &str,
 ) -> anyhow::Result<String> {
     let contents = Store::open_existing(store)?.load()?;
     let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
@@ -185,7 +189,12 @@ pub fn render(
         }
         writeln!(s)?;
     }
-    index(&mut s, &a.benchmarks)?;
+    index(
+        &mut s,
+        &a.benchmarks,
+        "## Index over the workloads (UnixBench-style, emulated time)",
+    )?;
+    s.push_str(native);
     if !spans.is_empty() {
         writeln!(
             s,

@@ -1,0 +1,270 @@
+//! Judging the twins in native time: every twin boots several times per evaluation
+//! workload on the host, interleaved (A B C, B C A, ...), through kfdo-bench's comparison
+//! (Welch, bootstrap intervals, warnings when other work shares the machine), into
+//! `OUT/bench/uml.db`. A boot measures the UML kernel's host CPU time (user: its own
+//! code; system: the host's ptrace work, for context) and the workload's own operations
+//! per second and latencies, which inside UML are host time too.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
+use kfdo_bench::counters::Choice;
+use kfdo_bench::metric::{Better, Metric};
+use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant};
+
+use super::build::UmlKernel;
+use super::run::{boot_native, NativeBoot, NativeRun};
+use crate::kernel::ctx::KernelCtx;
+use crate::kernel::recipe::KernelBench;
+use crate::steps::cache::Key;
+use crate::steps::exec::Log;
+
+/// Boots per twin and workload when the recipe's `[uml]` does not say.
+pub const DEFAULT_UML_BOOTS: usize = 10;
+
+/// A native boot's measures.
+pub fn native_metrics(b: &NativeBoot) -> Vec<Metric> {
+    let mut m = vec![
+        Metric::new(
+            "UML kernel CPU, user (native time)",
+            b.user_s * 1e3,
+            "ms",
+            Better::Lower,
+            "native",
+        ),
+        Metric::new(
+            "UML kernel CPU, system: host ptrace (native time)",
+            b.sys_s * 1e3,
+            "ms",
+            Better::Lower,
+            "native",
+        ),
+    ];
+    // Per operation only where one workload ran: the boot's time is then its own
+    // (plus the boot, the same in every twin).
+    if let [w] = b.results.as_slice() {
+        if w.ops > 0 {
+            m.push(Metric::new(
+                &format!("{} UML kernel user CPU per operation (native time)", w.name),
+                b.user_s * 1e6 / w.ops as f64,
+                "µs",
+                Better::Lower,
+                "native",
+            ));
+        }
+    }
+    for w in &b.results {
+        m.push(Metric::new(
+            &format!("{} ops/s (native time)", w.name),
+            w.ops_per_s,
+            "ops/s",
+            Better::Higher,
+            "workload",
+        ));
+        for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
+            m.push(Metric::new(
+                &format!("{} latency {stat} (native time)", w.name),
+                us,
+                "µs",
+                Better::Lower,
+                "workload",
+            ));
+        }
+    }
+    m
+}
+
+struct UmlTrials<'a> {
+    ctx: &'a KernelCtx,
+    twins: &'a [UmlKernel],
+    initrd: &'a PathBuf,
+    bench: &'a KernelBench,
+    dir: PathBuf,
+    log: &'a Log,
+}
+
+impl Trials for UmlTrials<'_> {
+    fn run(
+        &mut self,
+        i: usize,
+        phase: &'static str,
+        run: usize,
+    ) -> Result<Option<Measurement>, RunError> {
+        let t = &self.twins[i];
+        let r = &self.ctx.recipe;
+        let console = self.dir.join(format!(
+            "{}-{}-{phase}-{run}.console",
+            self.bench.name, t.variant
+        ));
+        let started_unix = kfdo_bench::store::now_unix();
+        let booted = boot_native(&NativeRun {
+            exe: &t.exe,
+            initrd: self.initrd,
+            run: &self.bench.run,
+            memory_mb: r.kernel.memory_mb,
+            timeout_s: r.kernel.boot_timeout_s,
+            console: &console,
+            uml_dir: &self.dir.join("uml-run"),
+        })
+        .map_err(|e| RunError::Failed {
+            variant: t.variant.clone(),
+            phase,
+            run,
+            command: format!("{} kfdo.run={}", t.exe.display(), self.bench.run),
+            status: "failed".into(),
+            stderr: format!("{e:#}"),
+        })?;
+        self.log.say(&format!(
+            "{} {phase} boot {run}: user {:.3} s, system {:.3} s, {}",
+            t.variant,
+            booted.user_s,
+            booted.sys_s,
+            booted
+                .results
+                .iter()
+                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        Ok(Some(Measurement {
+            wall_s: booted.wall_s,
+            user_s: booted.user_s,
+            sys_s: booted.sys_s,
+            started_unix,
+            metrics: native_metrics(&booted),
+        }))
+    }
+}
+
+impl KernelCtx {
+    pub fn uml_boots(&self) -> usize {
+        self.opts
+            .boots
+            .or(self.recipe.uml.as_ref().and_then(|u| u.boots))
+            .unwrap_or(DEFAULT_UML_BOOTS)
+    }
+
+    /// Boots every twin with every evaluation workload, interleaved, into
+    /// `OUT/bench/uml.db`.
+    pub fn judge_uml(
+        &self,
+        twins: &[UmlKernel],
+        initrd: &(PathBuf, String),
+    ) -> anyhow::Result<PathBuf> {
+        let r = &self.recipe;
+        let dir = self.dir("bench/uml");
+        let db = self.dir("bench/uml.db");
+        let mut key = Key::new("uml benchmark").add("kfdo", &self.kfdo_version);
+        for t in twins {
+            key = key.add("variant", &t.variant).add("kernel", &t.hash);
+        }
+        key = key
+            .add("initrd", &initrd.1)
+            .add("boots", self.uml_boots().to_string());
+        for b in &r.benches {
+            key = key.add("bench", &b.name).add("run", &b.run);
+        }
+        let outputs = [db.clone(), dir.clone()];
+        self.step("benchmark uml", key.finish(), &outputs, |log| {
+            crate::steps::fresh_dir(&dir)?;
+            let _ = std::fs::remove_file(&db);
+            let never = AtomicBool::new(false);
+            for bench in &r.benches {
+                let variants: Vec<Variant> = twins
+                    .iter()
+                    .map(|t| Variant {
+                        flags: Some(
+                            t.make_vars
+                                .iter()
+                                .map(|(k, v)| format!("{k}={v}"))
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        ),
+                        ..Variant::new(
+                            &t.variant,
+                            format!("{} kfdo.run={}", t.exe.display(), bench.run),
+                        )
+                    })
+                    .collect();
+                let req = CompareRequest {
+                    variants,
+                    benchmark: Some(format!("{}-uml-{}", r.name, bench.name)),
+                    plan: Plan::new(0, StopRule::Fixed(self.uml_boots())),
+                    counters: Choice::None,
+                    store: db.clone(),
+                    json: Some(dir.join(format!("{}.json", bench.name))),
+                };
+                let mut trials = UmlTrials {
+                    ctx: self,
+                    twins,
+                    initrd: &initrd.0,
+                    bench,
+                    dir: dir.clone(),
+                    log,
+                };
+                log.note(&format!(
+                    "native benchmark '{}': kfdo.run={}",
+                    bench.name, bench.run
+                ));
+                let outcome =
+                    kfdo_bench::compare::compare_trials(&req, &mut trials, &never, &mut |ev| {
+                        if let CompareEvent::Started { benchmark, .. } = ev {
+                            log.say(&format!("benchmark '{benchmark}'"));
+                        }
+                    })
+                    .map_err(|e| log.failed(e))?;
+                if let CompareOutcome::Complete { analysis, .. } = outcome {
+                    log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
+                }
+            }
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::boot::{Latency, WorkloadResult};
+
+    #[test]
+    fn a_boot_gives_cpu_per_operation_only_for_a_single_workload() {
+        let w = |name: &str, latency| WorkloadResult {
+            name: name.into(),
+            ops: 2000,
+            seconds: 0.5,
+            ops_per_s: 4000.0,
+            latency,
+        };
+        let lat = Some(Latency {
+            p1_us: 100.0,
+            p50_us: 200.0,
+            p99_us: 900.0,
+            mean_us: 250.0,
+        });
+        let one = NativeBoot {
+            results: vec![w("tcp_rr", lat)],
+            user_s: 0.3,
+            sys_s: 1.5,
+            wall_s: 2.0,
+        };
+        let m = native_metrics(&one);
+        let get = |n: &str| m.iter().find(|x| x.name == n).map(|x| x.value);
+        assert_eq!(get("UML kernel CPU, user (native time)"), Some(300.0));
+        assert_eq!(
+            get("tcp_rr UML kernel user CPU per operation (native time)"),
+            Some(150.0)
+        );
+        assert_eq!(get("tcp_rr latency p99 (native time)"), Some(900.0));
+        assert_eq!(get("tcp_rr ops/s (native time)"), Some(4000.0));
+        let two = NativeBoot {
+            results: vec![w("tcp_rr", None), w("pipe", None)],
+            ..one
+        };
+        assert!(!native_metrics(&two)
+            .iter()
+            .any(|x| x.name.contains("per operation")));
+    }
+}
