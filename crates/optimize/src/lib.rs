@@ -22,8 +22,8 @@
 //! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
-//!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `train`,
-//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `uml`, `pipeline`;
+//!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
+//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
 //! 3. `plan`
@@ -131,12 +131,14 @@ mod layering {
             "build",
             "initramfs",
             "boot",
+            "host_process",
             "train",
             "propeller",
             "gcov_pgo",
             "judge",
             "report",
             "package",
+            "kvm",
             "uml",
             "pipeline",
         ];

@@ -25,6 +25,8 @@ pub struct Overrides {
     pub packages: bool,
     /// Kernels: build and judge the User-Mode Linux twins the recipe asks for.
     pub uml: bool,
+    /// Kernels: boot them under KVM too, where KVM works.
+    pub kvm: bool,
     /// How the training run is recorded; None is auto.
     pub method: Option<Method>,
     pub period: Option<u64>,
@@ -188,6 +190,7 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
         heatmaps: o.heatmaps,
         packages: o.packages,
         uml: o.uml && recipe_has_uml,
+        kvm: o.kvm,
     })
 }
 

@@ -39,6 +39,9 @@ pub struct Args {
     /// Kernels: skip the User-Mode Linux twins (native time) that the recipe's [uml] asks for.
     #[arg(long)]
     no_uml: bool,
+    /// Kernels: do not boot them under KVM (done where `kfdo capabilities` says KVM works).
+    #[arg(long)]
+    no_kvm: bool,
     /// How the training run is recorded (`kfdo record --method`); auto says why it picks.
     #[arg(long, value_name = "METHOD", default_value = "auto")]
     method: String,
@@ -92,6 +95,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         boots: a.boots,
         packages: !a.no_packages,
         uml: !a.no_uml,
+        kvm: !a.no_kvm,
         method,
         period: a.period,
         counters,

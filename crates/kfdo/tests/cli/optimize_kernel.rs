@@ -108,6 +108,7 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     }
     assert!(stdout.contains("report:"), "{stdout}");
     native_time(&out, &summary);
+    real_time_under_kvm(&summary);
 
     let base = out.join("build/baseline");
     let fdo = out.join("build/autofdo");
@@ -301,6 +302,25 @@ fn native_time(out: &Path, summary: &str) {
         changed >= 3,
         "the hot generic functions' code is the same in both twins"
     );
+}
+
+/// Where `kfdo capabilities` says KVM works, the kernels were booted under it and judged
+/// in real time; where it does not (this project's machines), the summary says why.
+fn real_time_under_kvm(summary: &str) {
+    let caps = run_ok(kfdo().args(["capabilities", "--json"]));
+    let caps: serde_json::Value = serde_json::from_slice(&caps.stdout).unwrap();
+    if caps["kvm"]["works"].as_bool().unwrap() {
+        assert!(summary.contains("## Real time under KVM"), "{summary}");
+        assert!(
+            summary.contains("| tcp_rr latency p50 (KVM, real time) | "),
+            "{summary}"
+        );
+    } else {
+        let why = caps["kvm"]["why_not"].as_str().unwrap();
+        let note = format!("- real time under KVM: not measured ({why})");
+        assert!(summary.contains(&note), "no '{note}' in:\n{summary}");
+        assert!(!summary.contains("## Real time under KVM"), "{summary}");
+    }
 }
 
 /// Errors, each clear and before any result: the kernels built above are reused (same

@@ -27,6 +27,8 @@ pub struct KernelOptions {
     pub packages: bool,
     /// Build and judge the User-Mode Linux twins (the recipe's `[uml]`).
     pub uml: bool,
+    /// Boot the kernels under KVM too, where KVM works.
+    pub kvm: bool,
 }
 
 /// The kernel pipeline's context: its options and the shared [`Steps`].
@@ -34,6 +36,8 @@ pub struct KernelCtx {
     pub recipe: KernelRecipe,
     pub opts: KernelOptions,
     pub steps: Steps,
+    /// Whether the kernels can be booted under KVM here, and if not, why.
+    pub kvm: kfdo_record::kvm::KvmStatus,
 }
 
 impl std::ops::Deref for KernelCtx {

@@ -8,7 +8,7 @@
 //! significance against the baseline. The counters are the primary evidence: emulated
 //! time is the host's time spent emulating, not the guest machine's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
@@ -150,7 +150,7 @@ impl Trials for KernelTrials<'_> {
 }
 
 impl KernelCtx {
-    fn boots(&self, b: &KernelBench) -> usize {
+    pub fn boots(&self, b: &KernelBench) -> usize {
         self.opts.boots.or(b.boots).unwrap_or(DEFAULT_BOOTS)
     }
 
@@ -179,21 +179,13 @@ impl KernelCtx {
             std::slice::from_ref(&db),
             |log| {
                 crate::steps::fresh_dir(&dir)?;
-                let never = AtomicBool::new(false);
                 for bench in &r.benches {
                     let variants: Vec<Variant> = contenders
                         .iter()
-                        .map(|c| Variant {
-                            flags: Some(
-                                c.kernel
-                                    .make_vars
-                                    .iter()
-                                    .map(|(k, v)| format!("{k}={v}"))
-                                    .collect::<Vec<_>>()
-                                    .join(" "),
-                            ),
-                            ..Variant::new(
+                        .map(|c| {
+                            boot_variant(
                                 &c.kernel.variant,
+                                &c.kernel.make_vars,
                                 format!(
                                     "boot {} with kfdo.run={}",
                                     c.kernel.image.display(),
@@ -202,15 +194,6 @@ impl KernelCtx {
                             )
                         })
                         .collect();
-                    let req = CompareRequest {
-                        variants,
-                        benchmark: Some(format!("{}-{}", r.name, bench.name)),
-                        // Every boot starts cold: no warm-up.
-                        plan: Plan::new(0, StopRule::Fixed(self.boots(bench))),
-                        counters: Choice::None,
-                        store: db.clone(),
-                        json: Some(dir.join(format!("{}.json", bench.name))),
-                    };
                     let mut trials = KernelTrials {
                         ctx: self,
                         contenders,
@@ -218,24 +201,75 @@ impl KernelCtx {
                         dir: dir.clone(),
                         log,
                     };
-                    log.note(&format!(
-                        "benchmark '{}': kfdo.run={}",
-                        bench.name, bench.run
-                    ));
-                    let outcome =
-                        kfdo_bench::compare::compare_trials(&req, &mut trials, &never, &mut |ev| {
-                            if let CompareEvent::Started { benchmark, .. } = ev {
-                                log.say(&format!("benchmark '{benchmark}'"));
-                            }
-                        })
-                        .map_err(|e| log.failed(e))?;
-                    if let CompareOutcome::Complete { analysis, .. } = outcome {
-                        log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
-                    }
+                    compare_boots(
+                        log,
+                        &BootComparison {
+                            benchmark: format!("{}-{}", r.name, bench.name),
+                            run: &bench.run,
+                            variants,
+                            boots: self.boots(bench),
+                            db: &db,
+                            json: dir.join(format!("{}.json", bench.name)),
+                        },
+                        &mut trials,
+                    )?;
                 }
                 Ok(serde_json::json!({}))
             },
         )?;
         Ok(db)
     }
+}
+
+/// A benchmark variant for a kernel booted by `command`, built with `make_vars`.
+pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: String) -> Variant {
+    Variant {
+        flags: Some(
+            make_vars
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        ..Variant::new(name, command)
+    }
+}
+
+/// One evaluation workload's boots: every variant `boots` times, interleaved.
+pub(crate) struct BootComparison<'a> {
+    pub benchmark: String,
+    pub run: &'a str,
+    pub variants: Vec<Variant>,
+    pub boots: usize,
+    pub db: &'a Path,
+    pub json: PathBuf,
+}
+
+/// Runs `c` through kfdo-bench's comparison into its store, saying it in `log`.
+pub(crate) fn compare_boots(
+    log: &Log,
+    c: &BootComparison<'_>,
+    trials: &mut dyn Trials,
+) -> anyhow::Result<()> {
+    let req = CompareRequest {
+        variants: c.variants.clone(),
+        benchmark: Some(c.benchmark.clone()),
+        // Every boot starts cold: no warm-up.
+        plan: Plan::new(0, StopRule::Fixed(c.boots)),
+        counters: Choice::None,
+        store: c.db.to_path_buf(),
+        json: Some(c.json.clone()),
+    };
+    log.note(&format!("benchmark '{}': kfdo.run={}", c.benchmark, c.run));
+    let never = AtomicBool::new(false);
+    let outcome = kfdo_bench::compare::compare_trials(&req, trials, &never, &mut |ev| {
+        if let CompareEvent::Started { benchmark, .. } = ev {
+            log.say(&format!("benchmark '{benchmark}'"));
+        }
+    })
+    .map_err(|e| log.failed(e))?;
+    if let CompareOutcome::Complete { analysis, .. } = outcome {
+        log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
+    }
+    Ok(())
 }

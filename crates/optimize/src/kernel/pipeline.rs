@@ -17,7 +17,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use anyhow::{bail, Context};
+use kfdo_record::kvm::KvmStatus;
 
 use super::build::BuiltKernel;
 use super::ctx::{KernelCtx, KernelOptions};
@@ -79,6 +82,8 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         0
     };
+    // KVM: its benchmark, where it works (a guess for the count: probing is the run's).
+    let kvm = usize::from(o.kvm && Path::new("/dev/kvm").exists());
     // User-Mode Linux: the base configuration, each twin's configuration and build, the
     // native benchmark.
     let uml = if o.uml {
@@ -97,9 +102,30 @@ fn count_steps(o: &KernelOptions) -> usize {
         + gcov
         + 1
         + heat
+        + kvm
         + uml
         + 1
         + usize::from(o.packages)
+}
+
+/// Whether this run boots its kernels under KVM: asked for, an x86_64 kernel on an
+/// x86_64 host, and a KVM that runs a standard guest (`kfdo_record::kvm::probe`).
+fn kvm_status(o: &KernelOptions) -> KvmStatus {
+    if !o.kvm {
+        return KvmStatus::Absent {
+            reason: "--no-kvm".into(),
+        };
+    }
+    if o.recipe.kernel.arch != "x86_64" || std::env::consts::ARCH != "x86_64" {
+        return KvmStatus::Absent {
+            reason: format!(
+                "an {} kernel on an {} host",
+                o.recipe.kernel.arch,
+                std::env::consts::ARCH
+            ),
+        };
+    }
+    kfdo_record::kvm::probe(Duration::from_secs(5))
 }
 
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
@@ -118,10 +144,12 @@ pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
         count_steps(&opts),
         opts.quiet,
     )?;
+    let kvm = kvm_status(&opts);
     let ctx = KernelCtx {
         recipe: opts.recipe.clone(),
         opts,
         steps,
+        kvm,
     };
     run_steps(&ctx)
 }
@@ -172,11 +200,26 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let db = ctx.judge(&contenders)?;
     let heat = record_heat(ctx, &contenders)?;
-    let native = if o.uml {
+    let mut native = if o.uml {
         native_time(ctx, &src, &workload, &trained)?
     } else {
         String::new()
     };
+    match ctx.kvm.why_not() {
+        None => {
+            let boots = r.benches.iter().map(|b| ctx.boots(b)).min().unwrap_or(1);
+            let db = ctx.judge_kvm(&contenders, boots)?;
+            native.push_str(&summary::kvm_section(&db)?);
+        }
+        Some(why) => notes.push(format!(
+            "real time under KVM: not measured ({why}); the times here are emulated{}",
+            if o.uml {
+                ", and native for the User-Mode Linux twins"
+            } else {
+                ""
+            }
+        )),
+    }
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
     let config_diffs: Vec<(String, String)> = o
         .variants

@@ -138,6 +138,49 @@ pub(crate) fn index(
     writeln!(s)
 }
 
+/// The tables of boots timed for real (the UML twins, KVM): per workload its table under
+/// "### NAME (LABEL; baseline ...)" and its warnings.
+pub(crate) fn timed_tables(
+    s: &mut String,
+    benchmarks: &[BenchmarkAnalysis],
+    label: &str,
+) -> std::fmt::Result {
+    for b in benchmarks {
+        writeln!(s, "### {} ({label}; baseline '{}')\n", b.name, b.baseline)?;
+        table(s, b)?;
+        writeln!(s)?;
+        for w in &b.warnings {
+            writeln!(s, "- warning: {w}")?;
+        }
+        if !b.warnings.is_empty() {
+            writeln!(s)?;
+        }
+    }
+    Ok(())
+}
+
+/// The section of the KVM boots (`OUT/bench/kvm.db`).
+pub fn kvm_section(db: &Path) -> anyhow::Result<String> {
+    let contents = Store::open_existing(db)?.load()?;
+    let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
+    let mut s = String::new();
+    writeln!(
+        s,
+        "## Real time under KVM\n\n\
+         Every kernel booted again with `-accel kvm -cpu host`, its one vCPU pinned to one \
+         host CPU, the kernels interleaved: the workloads' operations per second and \
+         latencies are the guest's real time (QEMU's plugins run under TCG only, so these \
+         boots count nothing).\n"
+    )?;
+    timed_tables(&mut s, &a.benchmarks, "KVM, real time")?;
+    index(
+        &mut s,
+        &a.benchmarks,
+        "### Index over the workloads (UnixBench-style, KVM real time)",
+    )?;
+    Ok(s)
+}
+
 /// The summary's Markdown.
 pub fn render(
     store: &Path,

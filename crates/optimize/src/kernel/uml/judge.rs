@@ -6,16 +6,14 @@
 //! per second and latencies, which inside UML are host time too.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 
-use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
-use kfdo_bench::counters::Choice;
 use kfdo_bench::metric::{Better, Metric};
-use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant};
+use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
 
 use super::build::UmlKernel;
 use super::run::{boot_native, NativeBoot, NativeRun};
 use crate::kernel::ctx::KernelCtx;
+use crate::kernel::judge::{boot_variant, compare_boots, BootComparison};
 use crate::kernel::recipe::KernelBench;
 use crate::steps::cache::Key;
 use crate::steps::exec::Log;
@@ -169,32 +167,17 @@ impl KernelCtx {
         self.step("benchmark uml", key.finish(), &outputs, |log| {
             crate::steps::fresh_dir(&dir)?;
             let _ = std::fs::remove_file(&db);
-            let never = AtomicBool::new(false);
             for bench in &r.benches {
                 let variants: Vec<Variant> = twins
                     .iter()
-                    .map(|t| Variant {
-                        flags: Some(
-                            t.make_vars
-                                .iter()
-                                .map(|(k, v)| format!("{k}={v}"))
-                                .collect::<Vec<_>>()
-                                .join(" "),
-                        ),
-                        ..Variant::new(
+                    .map(|t| {
+                        boot_variant(
                             &t.variant,
+                            &t.make_vars,
                             format!("{} kfdo.run={}", t.exe.display(), bench.run),
                         )
                     })
                     .collect();
-                let req = CompareRequest {
-                    variants,
-                    benchmark: Some(format!("{}-uml-{}", r.name, bench.name)),
-                    plan: Plan::new(0, StopRule::Fixed(self.uml_boots())),
-                    counters: Choice::None,
-                    store: db.clone(),
-                    json: Some(dir.join(format!("{}.json", bench.name))),
-                };
                 let mut trials = UmlTrials {
                     ctx: self,
                     twins,
@@ -203,20 +186,18 @@ impl KernelCtx {
                     dir: dir.clone(),
                     log,
                 };
-                log.note(&format!(
-                    "native benchmark '{}': kfdo.run={}",
-                    bench.name, bench.run
-                ));
-                let outcome =
-                    kfdo_bench::compare::compare_trials(&req, &mut trials, &never, &mut |ev| {
-                        if let CompareEvent::Started { benchmark, .. } = ev {
-                            log.say(&format!("benchmark '{benchmark}'"));
-                        }
-                    })
-                    .map_err(|e| log.failed(e))?;
-                if let CompareOutcome::Complete { analysis, .. } = outcome {
-                    log.say(kfdo_bench::report::text::summary(&analysis).trim_end());
-                }
+                compare_boots(
+                    log,
+                    &BootComparison {
+                        benchmark: format!("{}-uml-{}", r.name, bench.name),
+                        run: &bench.run,
+                        variants,
+                        boots: self.uml_boots(),
+                        db: &db,
+                        json: dir.join(format!("{}.json", bench.name)),
+                    },
+                    &mut trials,
+                )?;
             }
             Ok(serde_json::json!({}))
         })?;

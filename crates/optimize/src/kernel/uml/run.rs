@@ -7,13 +7,12 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{bail, Context};
-use rustix::process::{kill_process_group, waitid, Pid, Signal, WaitId, WaitIdOptions};
+use anyhow::Context;
 
-use crate::kernel::boot::{parse_console, tail, Console, WorkloadResult};
-use crate::steps::interrupt;
+use crate::kernel::boot::WorkloadResult;
+use crate::kernel::host_process::{run_timed, workload_results};
 
 /// What a native boot gave.
 #[derive(Debug, Clone)]
@@ -50,16 +49,6 @@ pub fn args(b: &NativeRun<'_>) -> Vec<String> {
     ]
 }
 
-/// `utime` and `stime` (fields 14 and 15) of a `/proc/PID/stat` line, in clock ticks.
-pub fn own_cpu_ticks(stat: &str) -> Option<(u64, u64)> {
-    // The command name (field 2) may hold spaces and parentheses: fields after it
-    // start after its last ')'.
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state): utime is field 14, index 11.
-    Some((f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?))
-}
-
 /// Boots and times one native boot; an error names the executable and quotes its console.
 pub fn boot_native(b: &NativeRun<'_>) -> anyhow::Result<NativeBoot> {
     std::fs::create_dir_all(b.uml_dir)?;
@@ -70,82 +59,24 @@ pub fn boot_native(b: &NativeRun<'_>) -> anyhow::Result<NativeBoot> {
         .stdin(Stdio::null())
         .stdout(Stdio::from(console.try_clone()?))
         .stderr(Stdio::from(console));
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let t0 = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", b.exe.display()))?;
-    let _running = interrupt::Command::started(child.id());
-    let pid = Pid::from_child(&child);
-    let deadline = t0 + Duration::from_secs(b.timeout_s);
-    let mut timed_out = false;
-    // Wait for its exit without reaping it, so its /proc entry still holds its times.
-    loop {
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
-        match waitid(WaitId::Pid(pid), options) {
-            Ok(Some(_)) => break,
-            Ok(None) => {}
-            Err(e) => bail!("waiting for {}: {e}", b.exe.display()),
-        }
-        if Instant::now() >= deadline {
-            timed_out = true;
-            let _ = kill_process_group(pid, Signal::KILL);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let wall_s = t0.elapsed().as_secs_f64();
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap_or_default();
-    let status = child.wait()?;
-    // Whatever UML left running in its group (a guest process it had not reaped yet).
-    let _ = kill_process_group(pid, Signal::KILL);
-    let text = std::fs::read_to_string(b.console).unwrap_or_default();
+    let run = run_timed(&mut cmd, Duration::from_secs(b.timeout_s))?;
     let what = format!(
-        "booting {} natively with kfdo.run={} (console: {})",
+        "booting {} natively with kfdo.run={}",
         b.exe.display(),
-        b.run,
-        b.console.display()
+        b.run
     );
-    if timed_out {
-        bail!(
-            "{what}: it did not finish within {} s; the console's last lines:\n{}",
-            b.timeout_s,
-            tail(&text, 15)
-        );
-    }
-    let results = match parse_console(&text) {
-        Console::Done(results) => results,
-        Console::Failed(line) => bail!(
-            "{what}: the workload failed in the guest: {line}\nthe console's last lines:\n{}",
-            tail(&text, 15)
-        ),
-        Console::Unfinished => bail!(
-            "{what}: the guest did not finish its workloads ({status}); the console's last \
-             lines:\n{}",
-            tail(&text, 15)
-        ),
-    };
-    let (utime, stime) = own_cpu_ticks(&stat)
-        .with_context(|| format!("{what}: no CPU times in /proc/{}/stat", child.id()))?;
-    let tick = rustix::param::clock_ticks_per_second() as f64;
+    let results = workload_results(&run, b.console, &what, b.timeout_s)?;
     Ok(NativeBoot {
         results,
-        user_s: utime as f64 / tick,
-        sys_s: stime as f64 / tick,
-        wall_s,
+        user_s: run.user_s,
+        sys_s: run.sys_s,
+        wall_s: run.wall_s,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_process_own_cpu_times_are_read_past_a_name_with_spaces() {
-        let stat = "4242 (linux (x) y) Z 1 4242 4242 0 -1 4194560 1 0 0 0 37 151 9 4 20 0 1 0";
-        assert_eq!(own_cpu_ticks(stat), Some((37, 151)));
-        assert_eq!(own_cpu_ticks("garbage"), None);
-    }
 
     #[test]
     fn the_command_line_keeps_uml_state_in_the_output() {

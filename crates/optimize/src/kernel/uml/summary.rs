@@ -10,7 +10,7 @@ use kfdo_bench::stats;
 use kfdo_bench::store::Store;
 
 use super::coverage::Coverage;
-use crate::kernel::summary::{index, table};
+use crate::kernel::summary::{index, timed_tables};
 
 /// What the section says besides the measurements.
 pub struct NativeNotes {
@@ -89,21 +89,7 @@ pub fn section(db: &Path, notes: &NativeNotes) -> anyhow::Result<String> {
         writeln!(s, "- no twin of '{v}': {why}")?;
     }
     writeln!(s)?;
-    for b in &a.benchmarks {
-        writeln!(
-            s,
-            "### {} (native time; baseline '{}')\n",
-            b.name, b.baseline
-        )?;
-        table(&mut s, b)?;
-        writeln!(s)?;
-        for w in &b.warnings {
-            writeln!(s, "- warning: {w}")?;
-        }
-        if !b.warnings.is_empty() {
-            writeln!(s)?;
-        }
-    }
+    timed_tables(&mut s, &a.benchmarks, "native time")?;
     index(
         &mut s,
         &a.benchmarks,

@@ -1,0 +1,292 @@
+//! Real time where KVM works: every variant booted again with `-accel kvm -cpu host`, one
+//! vCPU pinned to one host CPU (`taskset`), interleaved, judged on the workloads' own
+//! operations per second and latencies, which are then the guest's real time. QEMU's
+//! plugins run under TCG only, so these boots count nothing; the counters stay the TCG
+//! boots'. Whether KVM works is `kfdo_record::kvm::probe`'s answer (a KVM that cannot run
+//! a standard guest, such as the paravirtual nested `kvm_pvm`, is reported, not used).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+use kfdo_bench::metric::{Better, Metric};
+use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
+
+use super::boot::WorkloadResult;
+use super::ctx::KernelCtx;
+use super::host_process::{run_timed, workload_results};
+use super::judge::{boot_variant, compare_boots, BootComparison, Contender};
+use super::recipe::KernelBench;
+use crate::steps::cache::Key;
+use crate::steps::exec::Log;
+
+/// One boot under KVM.
+pub struct KvmBoot<'a> {
+    pub image: &'a Path,
+    pub initrd: &'a Path,
+    /// The kernel command line (console, kfdo.run=, modules).
+    pub append: &'a str,
+    pub memory_mb: u32,
+    /// The host CPU the vCPU is pinned to.
+    pub cpu: usize,
+}
+
+/// `taskset -c CPU qemu-system-x86_64 -accel kvm -cpu host ...`.
+pub fn command_line(b: &KvmBoot<'_>) -> Vec<String> {
+    let mut v: Vec<String> = vec![
+        "taskset".into(),
+        "-c".into(),
+        b.cpu.to_string(),
+        "qemu-system-x86_64".into(),
+    ];
+    v.extend(
+        [
+            "-nographic",
+            "-no-reboot",
+            "-accel",
+            "kvm",
+            "-cpu",
+            "host",
+            "-smp",
+            "1",
+            "-net",
+            "none",
+            "-m",
+        ]
+        .map(String::from),
+    );
+    v.push(b.memory_mb.to_string());
+    v.push("-kernel".into());
+    v.push(b.image.display().to_string());
+    v.push("-initrd".into());
+    v.push(b.initrd.display().to_string());
+    v.push("-append".into());
+    v.push(b.append.to_string());
+    v
+}
+
+/// The host CPU to pin to: the last one (the first ones take the system's own work).
+pub fn pinned_cpu() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get() - 1)
+        .unwrap_or(0)
+}
+
+/// A KVM boot's measures: the workloads' own time, which is the guest's real time.
+pub fn kvm_metrics(results: &[WorkloadResult]) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for w in results {
+        m.push(Metric::new(
+            &format!("{} ops/s (KVM, real time)", w.name),
+            w.ops_per_s,
+            "ops/s",
+            Better::Higher,
+            "workload",
+        ));
+        for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
+            m.push(Metric::new(
+                &format!("{} latency {stat} (KVM, real time)", w.name),
+                us,
+                "µs",
+                Better::Lower,
+                "workload",
+            ));
+        }
+    }
+    m
+}
+
+struct KvmTrials<'a> {
+    ctx: &'a KernelCtx,
+    contenders: &'a [Contender],
+    bench: &'a KernelBench,
+    dir: PathBuf,
+    log: &'a Log,
+}
+
+impl KvmTrials<'_> {
+    fn boot(&self, c: &Contender, console: &Path) -> anyhow::Result<(Vec<WorkloadResult>, f64)> {
+        let r = &self.ctx.recipe;
+        let append = kfdo_record::kernel_command_line(
+            kfdo_elf::Arch::X86_64,
+            Some(&format!(
+                "kfdo.run={} {}",
+                self.bench.run,
+                self.ctx.insmod_args()
+            )),
+        );
+        let line = command_line(&KvmBoot {
+            image: &c.kernel.image,
+            initrd: &c.initrd.0,
+            append: append.trim(),
+            memory_mb: r.kernel.memory_mb,
+            cpu: pinned_cpu(),
+        });
+        let out = std::fs::File::create(console)
+            .with_context(|| format!("cannot create {}", console.display()))?;
+        let mut cmd = Command::new(&line[0]);
+        cmd.args(&line[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out.try_clone()?))
+            .stderr(Stdio::from(out));
+        let run = run_timed(&mut cmd, Duration::from_secs(r.kernel.boot_timeout_s))?;
+        let what = format!(
+            "booting the {} kernel under KVM with kfdo.run={}",
+            c.kernel.variant, self.bench.run
+        );
+        let results = workload_results(&run, console, &what, r.kernel.boot_timeout_s)?;
+        Ok((results, run.wall_s))
+    }
+}
+
+impl Trials for KvmTrials<'_> {
+    fn run(
+        &mut self,
+        i: usize,
+        phase: &'static str,
+        run: usize,
+    ) -> Result<Option<Measurement>, RunError> {
+        let c = &self.contenders[i];
+        let console = self.dir.join(format!(
+            "{}-{}-{phase}-{run}.console",
+            self.bench.name, c.kernel.variant
+        ));
+        let started_unix = kfdo_bench::store::now_unix();
+        let (results, wall_s) = self.boot(c, &console).map_err(|e| RunError::Failed {
+            variant: c.kernel.variant.clone(),
+            phase,
+            run,
+            command: format!("KVM boot with kfdo.run={}", self.bench.run),
+            status: "failed".into(),
+            stderr: format!("{e:#}"),
+        })?;
+        self.log.say(&format!(
+            "{} {phase} KVM boot {run}: {}",
+            c.kernel.variant,
+            results
+                .iter()
+                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        Ok(Some(Measurement {
+            wall_s,
+            user_s: 0.0,
+            sys_s: 0.0,
+            started_unix,
+            metrics: kvm_metrics(&results),
+        }))
+    }
+}
+
+impl KernelCtx {
+    /// Boots every contender under KVM with every evaluation workload, interleaved, into
+    /// `OUT/bench/kvm.db` (as many boots as under TCG).
+    pub fn judge_kvm(&self, contenders: &[Contender], boots: usize) -> anyhow::Result<PathBuf> {
+        let r = &self.recipe;
+        let dir = self.dir("bench/kvm");
+        let db = self.dir("bench/kvm.db");
+        let mut key = Key::new("kvm benchmark").add("kfdo", &self.kfdo_version);
+        for c in contenders {
+            key = key
+                .add("variant", &c.kernel.variant)
+                .add("kernel", &c.kernel.hash)
+                .add("initrd", &c.initrd.1);
+        }
+        key = key.add("boots", boots.to_string());
+        for b in &r.benches {
+            key = key.add("bench", &b.name).add("run", &b.run);
+        }
+        let outputs = [db.clone(), dir.clone()];
+        self.step("benchmark kvm", key.finish(), &outputs, |log| {
+            crate::steps::fresh_dir(&dir)?;
+            let _ = std::fs::remove_file(&db);
+            for bench in &r.benches {
+                let variants: Vec<Variant> = contenders
+                    .iter()
+                    .map(|c| {
+                        boot_variant(
+                            &c.kernel.variant,
+                            &c.kernel.make_vars,
+                            format!(
+                                "KVM boot {} kfdo.run={}",
+                                c.kernel.image.display(),
+                                bench.run
+                            ),
+                        )
+                    })
+                    .collect();
+                let mut trials = KvmTrials {
+                    ctx: self,
+                    contenders,
+                    bench,
+                    dir: dir.clone(),
+                    log,
+                };
+                compare_boots(
+                    log,
+                    &BootComparison {
+                        benchmark: format!("{}-kvm-{}", r.name, bench.name),
+                        run: &bench.run,
+                        variants,
+                        boots,
+                        db: &db,
+                        json: dir.join(format!("{}.json", bench.name)),
+                    },
+                    &mut trials,
+                )?;
+            }
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::boot::{parse_console, Console};
+
+    #[test]
+    fn a_kvm_boot_is_pinned_and_asks_for_the_host_cpu() {
+        let line = command_line(&KvmBoot {
+            image: Path::new("/o/build/autofdo/arch/x86/boot/bzImage"),
+            initrd: Path::new("/o/initramfs/autofdo.cpio.gz"),
+            append: "console=ttyS0 panic=-1 kfdo.run=tcp_rr:8000",
+            memory_mb: 256,
+            cpu: 15,
+        });
+        assert_eq!(
+            line.join(" "),
+            "taskset -c 15 qemu-system-x86_64 -nographic -no-reboot -accel kvm -cpu host \
+             -smp 1 -net none -m 256 -kernel /o/build/autofdo/arch/x86/boot/bzImage \
+             -initrd /o/initramfs/autofdo.cpio.gz -append console=ttyS0 panic=-1 \
+             kfdo.run=tcp_rr:8000"
+        );
+        assert!(pinned_cpu() < std::thread::available_parallelism().unwrap().get());
+    }
+
+    #[test]
+    fn a_kvm_boot_s_console_gives_real_time_rows() {
+        let console = "[    0.3] Run /init as init process\n\
+                       kfdo-workload: tcp_rr ops=8000 seconds=0.4 ops_per_s=20000.0 p1_us=30.0 p50_us=45.5 p99_us=120.0 mean_us=50.0\n\
+                       kfdo-workload: done\n";
+        let Console::Done(results) = parse_console(console) else {
+            panic!("not parsed");
+        };
+        let m = kvm_metrics(&results);
+        let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tcp_rr ops/s (KVM, real time)",
+                "tcp_rr latency p1 (KVM, real time)",
+                "tcp_rr latency p50 (KVM, real time)",
+                "tcp_rr latency p99 (KVM, real time)",
+                "tcp_rr latency mean (KVM, real time)"
+            ]
+        );
+        assert_eq!(m[2].value, 45.5);
+    }
+}
