@@ -16,7 +16,7 @@ use kfdo_bench::counters::Choice;
 use kfdo_bench::metric::{Better, Metric};
 use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant};
 
-use super::boot::Boot;
+use super::boot::{Boot, WorkloadResult};
 use super::build::BuiltKernel;
 use super::ctx::KernelCtx;
 use super::recipe::{KernelBench, DEFAULT_BOOTS};
@@ -107,26 +107,7 @@ impl Trials for KernelTrials<'_> {
             .counters
             .as_ref()
             .ok_or_else(|| fail("gave no counters".into(), String::new()))?;
-        let mut metrics: Vec<Metric> = Vec::new();
-        for w in &booted.results {
-            metrics.push(Metric::new(
-                &format!("{} ops/s (emulated time)", w.name),
-                w.ops_per_s,
-                "ops/s",
-                Better::Higher,
-                "workload",
-            ));
-            // The round trips' latencies, as the seeds' tcp_rr table gives them.
-            for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
-                metrics.push(Metric::new(
-                    &format!("{} latency {stat} (emulated time)", w.name),
-                    us,
-                    "µs",
-                    Better::Lower,
-                    "workload",
-                ));
-            }
-        }
+        let mut metrics = workload_metrics(&booted.results, "emulated time");
         metrics.extend(counter_metrics(file));
         let seconds: f64 = booted.results.iter().map(|w| w.seconds).sum();
         self.log.say(&format!(
@@ -219,6 +200,52 @@ impl KernelCtx {
         )?;
         Ok(db)
     }
+
+    /// A step that boots kernels per evaluation workload into `DIR/results.db` (the
+    /// directory made afresh): `each` compares one workload's boots (`compare_boots`).
+    pub(crate) fn boots_step(
+        &self,
+        step: &str,
+        dir: &Path,
+        key: String,
+        mut each: impl FnMut(&KernelBench, &Path, &Log) -> anyhow::Result<()>,
+    ) -> anyhow::Result<PathBuf> {
+        let db = dir.join("results.db");
+        self.step(step, key, std::slice::from_ref(&db), |log| {
+            crate::steps::fresh_dir(dir)?;
+            for bench in &self.recipe.benches {
+                each(bench, &db, log)?;
+            }
+            Ok(serde_json::json!({}))
+        })?;
+        Ok(db)
+    }
+}
+
+/// The workloads' own measures, labelled with the kind of time they were taken in
+/// (`emulated time`, `native time`, `KVM, real time`): operations per second, and the
+/// round trips' latencies as the seeds' tcp_rr table gives them.
+pub(crate) fn workload_metrics(results: &[WorkloadResult], time: &str) -> Vec<Metric> {
+    let mut m = Vec::new();
+    for w in results {
+        m.push(Metric::new(
+            &format!("{} ops/s ({time})", w.name),
+            w.ops_per_s,
+            "ops/s",
+            Better::Higher,
+            "workload",
+        ));
+        for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
+            m.push(Metric::new(
+                &format!("{} latency {stat} ({time})", w.name),
+                us,
+                "µs",
+                Better::Lower,
+                "workload",
+            ));
+        }
+    }
+    m
 }
 
 /// A benchmark variant for a kernel booted by `command`, built with `make_vars`.

@@ -10,13 +10,12 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
-use kfdo_bench::metric::{Better, Metric};
 use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
 
 use super::boot::WorkloadResult;
 use super::ctx::KernelCtx;
 use super::host_process::{run_timed, workload_results};
-use super::judge::{boot_variant, compare_boots, BootComparison, Contender};
+use super::judge::{boot_variant, compare_boots, workload_metrics, BootComparison, Contender};
 use super::recipe::KernelBench;
 use crate::steps::cache::Key;
 use crate::steps::exec::Log;
@@ -71,30 +70,6 @@ pub fn pinned_cpu() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get() - 1)
         .unwrap_or(0)
-}
-
-/// A KVM boot's measures: the workloads' own time, which is the guest's real time.
-pub fn kvm_metrics(results: &[WorkloadResult]) -> Vec<Metric> {
-    let mut m = Vec::new();
-    for w in results {
-        m.push(Metric::new(
-            &format!("{} ops/s (KVM, real time)", w.name),
-            w.ops_per_s,
-            "ops/s",
-            Better::Higher,
-            "workload",
-        ));
-        for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
-            m.push(Metric::new(
-                &format!("{} latency {stat} (KVM, real time)", w.name),
-                us,
-                "µs",
-                Better::Lower,
-                "workload",
-            ));
-        }
-    }
-    m
 }
 
 struct KvmTrials<'a> {
@@ -175,18 +150,17 @@ impl Trials for KvmTrials<'_> {
             user_s: 0.0,
             sys_s: 0.0,
             started_unix,
-            metrics: kvm_metrics(&results),
+            metrics: workload_metrics(&results, "KVM, real time"),
         }))
     }
 }
 
 impl KernelCtx {
     /// Boots every contender under KVM with every evaluation workload, interleaved, into
-    /// `OUT/bench/kvm.db` (as many boots as under TCG).
+    /// `OUT/bench-kvm/results.db` (as many boots as under TCG).
     pub fn judge_kvm(&self, contenders: &[Contender], boots: usize) -> anyhow::Result<PathBuf> {
         let r = &self.recipe;
-        let dir = self.dir("bench/kvm");
-        let db = self.dir("bench/kvm.db");
+        let dir = self.dir("bench-kvm");
         let mut key = Key::new("kvm benchmark").add("kfdo", &self.kfdo_version);
         for c in contenders {
             key = key
@@ -198,48 +172,41 @@ impl KernelCtx {
         for b in &r.benches {
             key = key.add("bench", &b.name).add("run", &b.run);
         }
-        let outputs = [db.clone(), dir.clone()];
-        self.step("benchmark kvm", key.finish(), &outputs, |log| {
-            crate::steps::fresh_dir(&dir)?;
-            let _ = std::fs::remove_file(&db);
-            for bench in &r.benches {
-                let variants: Vec<Variant> = contenders
-                    .iter()
-                    .map(|c| {
-                        boot_variant(
-                            &c.kernel.variant,
-                            &c.kernel.make_vars,
-                            format!(
-                                "KVM boot {} kfdo.run={}",
-                                c.kernel.image.display(),
-                                bench.run
-                            ),
-                        )
-                    })
-                    .collect();
-                let mut trials = KvmTrials {
-                    ctx: self,
-                    contenders,
-                    bench,
-                    dir: dir.clone(),
-                    log,
-                };
-                compare_boots(
-                    log,
-                    &BootComparison {
-                        benchmark: format!("{}-kvm-{}", r.name, bench.name),
-                        run: &bench.run,
-                        variants,
-                        boots,
-                        db: &db,
-                        json: dir.join(format!("{}.json", bench.name)),
-                    },
-                    &mut trials,
-                )?;
-            }
-            Ok(serde_json::json!({}))
-        })?;
-        Ok(db)
+        self.boots_step("benchmark kvm", &dir, key.finish(), |bench, db, log| {
+            let variants: Vec<Variant> = contenders
+                .iter()
+                .map(|c| {
+                    boot_variant(
+                        &c.kernel.variant,
+                        &c.kernel.make_vars,
+                        format!(
+                            "KVM boot {} kfdo.run={}",
+                            c.kernel.image.display(),
+                            bench.run
+                        ),
+                    )
+                })
+                .collect();
+            let mut trials = KvmTrials {
+                ctx: self,
+                contenders,
+                bench,
+                dir: dir.clone(),
+                log,
+            };
+            compare_boots(
+                log,
+                &BootComparison {
+                    benchmark: format!("{}-kvm-{}", r.name, bench.name),
+                    run: &bench.run,
+                    variants,
+                    boots,
+                    db,
+                    json: dir.join(format!("{}.json", bench.name)),
+                },
+                &mut trials,
+            )
+        })
     }
 }
 
@@ -275,7 +242,7 @@ mod tests {
         let Console::Done(results) = parse_console(console) else {
             panic!("not parsed");
         };
-        let m = kvm_metrics(&results);
+        let m = workload_metrics(&results, "KVM, real time");
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
         assert_eq!(
             names,

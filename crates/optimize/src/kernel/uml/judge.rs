@@ -13,7 +13,7 @@ use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
 use super::build::UmlKernel;
 use super::run::{boot_native, NativeBoot, NativeRun};
 use crate::kernel::ctx::KernelCtx;
-use crate::kernel::judge::{boot_variant, compare_boots, BootComparison};
+use crate::kernel::judge::{boot_variant, compare_boots, workload_metrics, BootComparison};
 use crate::kernel::recipe::KernelBench;
 use crate::steps::cache::Key;
 use crate::steps::exec::Log;
@@ -52,24 +52,7 @@ pub fn native_metrics(b: &NativeBoot) -> Vec<Metric> {
             ));
         }
     }
-    for w in &b.results {
-        m.push(Metric::new(
-            &format!("{} ops/s (native time)", w.name),
-            w.ops_per_s,
-            "ops/s",
-            Better::Higher,
-            "workload",
-        ));
-        for (stat, us) in w.latency.iter().flat_map(|l| l.named()) {
-            m.push(Metric::new(
-                &format!("{} latency {stat} (native time)", w.name),
-                us,
-                "µs",
-                Better::Lower,
-                "workload",
-            ));
-        }
-    }
+    m.extend(workload_metrics(&b.results, "native time"));
     m
 }
 
@@ -144,15 +127,14 @@ impl KernelCtx {
     }
 
     /// Boots every twin with every evaluation workload, interleaved, into
-    /// `OUT/bench/uml.db`.
+    /// `OUT/bench-uml/results.db`.
     pub fn judge_uml(
         &self,
         twins: &[UmlKernel],
         initrd: &(PathBuf, String),
     ) -> anyhow::Result<PathBuf> {
         let r = &self.recipe;
-        let dir = self.dir("bench/uml");
-        let db = self.dir("bench/uml.db");
+        let dir = self.dir("bench-uml");
         let mut key = Key::new("uml benchmark").add("kfdo", &self.kfdo_version);
         for t in twins {
             key = key.add("variant", &t.variant).add("kernel", &t.hash);
@@ -163,45 +145,38 @@ impl KernelCtx {
         for b in &r.benches {
             key = key.add("bench", &b.name).add("run", &b.run);
         }
-        let outputs = [db.clone(), dir.clone()];
-        self.step("benchmark uml", key.finish(), &outputs, |log| {
-            crate::steps::fresh_dir(&dir)?;
-            let _ = std::fs::remove_file(&db);
-            for bench in &r.benches {
-                let variants: Vec<Variant> = twins
-                    .iter()
-                    .map(|t| {
-                        boot_variant(
-                            &t.variant,
-                            &t.make_vars,
-                            format!("{} kfdo.run={}", t.exe.display(), bench.run),
-                        )
-                    })
-                    .collect();
-                let mut trials = UmlTrials {
-                    ctx: self,
-                    twins,
-                    initrd: &initrd.0,
-                    bench,
-                    dir: dir.clone(),
-                    log,
-                };
-                compare_boots(
-                    log,
-                    &BootComparison {
-                        benchmark: format!("{}-uml-{}", r.name, bench.name),
-                        run: &bench.run,
-                        variants,
-                        boots: self.uml_boots(),
-                        db: &db,
-                        json: dir.join(format!("{}.json", bench.name)),
-                    },
-                    &mut trials,
-                )?;
-            }
-            Ok(serde_json::json!({}))
-        })?;
-        Ok(db)
+        self.boots_step("benchmark uml", &dir, key.finish(), |bench, db, log| {
+            let variants: Vec<Variant> = twins
+                .iter()
+                .map(|t| {
+                    boot_variant(
+                        &t.variant,
+                        &t.make_vars,
+                        format!("{} kfdo.run={}", t.exe.display(), bench.run),
+                    )
+                })
+                .collect();
+            let mut trials = UmlTrials {
+                ctx: self,
+                twins,
+                initrd: &initrd.0,
+                bench,
+                dir: dir.clone(),
+                log,
+            };
+            compare_boots(
+                log,
+                &BootComparison {
+                    benchmark: format!("{}-uml-{}", r.name, bench.name),
+                    run: &bench.run,
+                    variants,
+                    boots: self.uml_boots(),
+                    db,
+                    json: dir.join(format!("{}.json", bench.name)),
+                },
+                &mut trials,
+            )
+        })
     }
 }
 
