@@ -42,7 +42,7 @@ pub struct KernelOutcome {
     pub packages: Vec<PathBuf>,
 }
 
-fn count_steps(o: &KernelOptions) -> usize {
+fn count_steps(o: &KernelOptions, kvm: &KvmStatus) -> usize {
     let n = o.variants.len();
     // The heat maps' recordings: the baseline's and each profiled variant's.
     let heat = if o.heatmaps {
@@ -82,8 +82,8 @@ fn count_steps(o: &KernelOptions) -> usize {
     } else {
         0
     };
-    // KVM: its benchmark, where it works (a guess for the count: probing is the run's).
-    let kvm = usize::from(o.kvm && Path::new("/dev/kvm").exists());
+    // KVM: its benchmark, where it works.
+    let kvm = usize::from(kvm.works());
     // User-Mode Linux: the base configuration, each twin's configuration and build, the
     // native benchmark.
     let uml = if o.uml {
@@ -137,14 +137,14 @@ pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
         c
     };
     let tools: Vec<&str> = compilers.iter().map(String::as_str).collect();
+    let kvm = kvm_status(&opts);
     let steps = Steps::new(
         &opts.out,
         &tools,
         &opts.kfdo_exe,
-        count_steps(&opts),
+        count_steps(&opts, &kvm),
         opts.quiet,
     )?;
-    let kvm = kvm_status(&opts);
     let ctx = KernelCtx {
         recipe: opts.recipe.clone(),
         opts,

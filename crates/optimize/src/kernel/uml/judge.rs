@@ -11,7 +11,7 @@ use kfdo_bench::metric::{Better, Metric};
 use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
 
 use super::build::UmlKernel;
-use super::run::{boot_native, NativeBoot, NativeRun};
+use super::run::{boot_native, NativeBoot, NativeRun, LPJ};
 use crate::kernel::ctx::KernelCtx;
 use crate::kernel::judge::{boot_variant, compare_boots, workload_metrics, BootComparison};
 use crate::kernel::recipe::KernelBench;
@@ -141,7 +141,8 @@ impl KernelCtx {
         }
         key = key
             .add("initrd", &initrd.1)
-            .add("boots", self.uml_boots().to_string());
+            .add("boots", self.uml_boots().to_string())
+            .add("boot line", LPJ);
         for b in &r.benches {
             key = key.add("bench", &b.name).add("run", &b.run);
         }

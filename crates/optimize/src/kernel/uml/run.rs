@@ -38,12 +38,19 @@ pub struct NativeRun<'a> {
     pub uml_dir: &'a Path,
 }
 
+/// A preset delay-loop calibration (`lpj=`): without it every boot spends a busy loop of
+/// fixed wall time calibrating `udelay`, user time of the UML process that no profile
+/// changes and that varies with the host's timer. Only `udelay`'s length depends on it,
+/// the same in every twin.
+pub const LPJ: &str = "lpj=1000000";
+
 /// The command line of a native boot.
 pub fn args(b: &NativeRun<'_>) -> Vec<String> {
     vec![
         format!("mem={}M", b.memory_mb),
         format!("initrd={}", b.initrd.display()),
         format!("uml_dir={}", b.uml_dir.display()),
+        LPJ.into(),
         "kfdo.exit=poweroff".into(),
         format!("kfdo.run={}", b.run),
     ]
@@ -95,6 +102,7 @@ mod tests {
                 "mem=256M",
                 "initrd=/o/initramfs/workload.cpio.gz",
                 "uml_dir=/o/uml/run",
+                "lpj=1000000",
                 "kfdo.exit=poweroff",
                 "kfdo.run=tcp_rr:100"
             ]
