@@ -140,65 +140,66 @@ impl KernelCtx {
     pub fn judge(&self, contenders: &[Contender]) -> anyhow::Result<PathBuf> {
         let r = &self.recipe;
         let dir = self.dir("bench");
-        let db = dir.join("results.db");
-        let mut key = Key::new("kernel benchmark").add("kfdo", &self.kfdo_version);
+        let key = self.contenders_key("kernel benchmark", contenders, &|b| self.boots(b));
+        self.boots_step("benchmark", &dir, key.finish(), |bench, db, log| {
+            let variants: Vec<Variant> = contenders
+                .iter()
+                .map(|c| {
+                    boot_variant(
+                        &c.kernel.variant,
+                        &c.kernel.make_vars,
+                        format!(
+                            "boot {} with kfdo.run={}",
+                            c.kernel.image.display(),
+                            bench.run
+                        ),
+                    )
+                })
+                .collect();
+            let mut trials = KernelTrials {
+                ctx: self,
+                contenders,
+                bench,
+                dir: dir.clone(),
+                log,
+            };
+            compare_boots(
+                log,
+                &BootComparison {
+                    benchmark: format!("{}-{}", r.name, bench.name),
+                    run: &bench.run,
+                    variants,
+                    boots: self.boots(bench),
+                    db,
+                    json: dir.join(format!("{}.json", bench.name)),
+                },
+                &mut trials,
+            )
+        })
+    }
+
+    /// The key of a benchmark step named `kind` over `contenders` (each kernel and
+    /// initramfs by content) and the recipe's workloads, `boots(workload)` boots each.
+    pub(crate) fn contenders_key(
+        &self,
+        kind: &str,
+        contenders: &[Contender],
+        boots: &dyn Fn(&KernelBench) -> usize,
+    ) -> Key {
+        let mut key = Key::new(kind).add("kfdo", &self.kfdo_version);
         for c in contenders {
             key = key
                 .add("variant", &c.kernel.variant)
                 .add("kernel", &c.kernel.hash)
                 .add("initrd", &c.initrd.1);
         }
-        for b in &r.benches {
+        for b in &self.recipe.benches {
             key = key
                 .add("bench", &b.name)
                 .add("run", &b.run)
-                .add("boots", self.boots(b).to_string());
+                .add("boots", boots(b).to_string());
         }
-        self.step(
-            "benchmark",
-            key.finish(),
-            std::slice::from_ref(&db),
-            |log| {
-                crate::steps::fresh_dir(&dir)?;
-                for bench in &r.benches {
-                    let variants: Vec<Variant> = contenders
-                        .iter()
-                        .map(|c| {
-                            boot_variant(
-                                &c.kernel.variant,
-                                &c.kernel.make_vars,
-                                format!(
-                                    "boot {} with kfdo.run={}",
-                                    c.kernel.image.display(),
-                                    bench.run
-                                ),
-                            )
-                        })
-                        .collect();
-                    let mut trials = KernelTrials {
-                        ctx: self,
-                        contenders,
-                        bench,
-                        dir: dir.clone(),
-                        log,
-                    };
-                    compare_boots(
-                        log,
-                        &BootComparison {
-                            benchmark: format!("{}-{}", r.name, bench.name),
-                            run: &bench.run,
-                            variants,
-                            boots: self.boots(bench),
-                            db: &db,
-                            json: dir.join(format!("{}.json", bench.name)),
-                        },
-                        &mut trials,
-                    )?;
-                }
-                Ok(serde_json::json!({}))
-            },
-        )?;
-        Ok(db)
+        key
     }
 
     /// A step that boots kernels per evaluation workload into `DIR/results.db` (the

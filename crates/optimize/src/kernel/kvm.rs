@@ -17,7 +17,6 @@ use super::ctx::KernelCtx;
 use super::host_process::{run_timed, workload_results};
 use super::judge::{boot_variant, compare_boots, workload_metrics, BootComparison, Contender};
 use super::recipe::KernelBench;
-use crate::steps::cache::Key;
 use crate::steps::exec::Log;
 
 /// One boot under KVM.
@@ -161,17 +160,7 @@ impl KernelCtx {
     pub fn judge_kvm(&self, contenders: &[Contender], boots: usize) -> anyhow::Result<PathBuf> {
         let r = &self.recipe;
         let dir = self.dir("bench-kvm");
-        let mut key = Key::new("kvm benchmark").add("kfdo", &self.kfdo_version);
-        for c in contenders {
-            key = key
-                .add("variant", &c.kernel.variant)
-                .add("kernel", &c.kernel.hash)
-                .add("initrd", &c.initrd.1);
-        }
-        key = key.add("boots", boots.to_string());
-        for b in &r.benches {
-            key = key.add("bench", &b.name).add("run", &b.run);
-        }
+        let key = self.contenders_key("kvm benchmark", contenders, &|_| boots);
         self.boots_step("benchmark kvm", &dir, key.finish(), |bench, db, log| {
             let variants: Vec<Variant> = contenders
                 .iter()
