@@ -5,6 +5,10 @@ set -euo pipefail
 
 PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
           pkg-config libclang-rt-19-dev chromium
+          # LLVM's gold plugin: the final link of a ThinLTO User-Mode Linux twin (GNU ld
+          # reads the one bitcode object kbuild compiles after the LTO step); clang-19
+          # pulls it in today, named here because kfdo calls it by path.
+          llvm-19-linker-tools
           # GCC AutoFDO: both releases whose profile format kfdo writes, and AutoFDO's
           # create_gcov, the reference the gcov writer is compared with.
           gcc g++ gcc-11 g++-11 autofdo
