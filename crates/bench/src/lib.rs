@@ -52,16 +52,18 @@
 //!    run starts (its build-id or content hash).
 //! 4. `store`: sessions on disk.
 //! 5. `analysis`: stored runs to verdicts; `kept`: what an interrupted session kept.
-//! 6. `report`: HTML, Markdown and text.
-//! 7. `pooling`: which stored runs form one series (it names sessions as reports do).
-//! 8. `compare` (a whole A/B session), `heatmap`.
-//! 9. `tagged`: comparisons of tagged builds.
+//! 6. `model_check`: the counters' changes held against the time's (points and fits).
+//! 7. `report`: HTML, Markdown and text.
+//! 8. `pooling`: which stored runs form one series (it names sessions as reports do).
+//! 9. `compare` (a whole A/B session), `heatmap`.
+//! 10. `tagged`: comparisons of tagged builds.
 //!
 //! Inside the folders the layers are tested too (each folder's `mod.rs` only
 //! declares its modules and re-exports), bottom first:
 //!
 //! - `report/`: `escape` (HTML, Markdown, base64) and `figures` (numbers for
-//!   people); `plot` (SVG plots) and `metrics` (counter tables); `text`, `html` and
+//!   people); `plot` (SVG plots) and `metrics` (counter tables); `scatter` (counters
+//!   against time, one panel per counter); `model` (its tables); `text`, `html` and
 //!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
 //!   tables).
 //! - `heatmap/`: `points` (samples and functions) and `span` (the hot text span);
@@ -79,6 +81,7 @@ pub mod heatmap;
 pub mod identity;
 pub mod kept;
 pub mod metric;
+pub mod model_check;
 pub mod pooling;
 pub mod report;
 pub mod runner;
@@ -115,6 +118,7 @@ mod layering {
             &["counters", "identity"],
             &["store"],
             &["analysis", "kept"],
+            &["model_check"],
             &["report"],
             &["pooling"],
             &["compare", "heatmap"],
@@ -128,6 +132,8 @@ mod layering {
         let layers: &[&[&str]] = &[
             &["escape", "figures"],
             &["plot", "metrics"],
+            &["scatter"],
+            &["model"],
             &["text", "html", "markdown"],
             &["write"],
             &["profiles"],

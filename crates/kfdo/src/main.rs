@@ -62,6 +62,9 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Write the HTML and Markdown report of stored comparisons.
     Report(cmd::report::Args),
+    /// How far the emulated counters' changes predict the measured time's, over
+    /// `kfdo optimize` outputs (programs, and kernels' native-time twins) or stores.
+    CountersVsTime(cmd::counters_vs_time::Args),
     /// Draw a time x address heat map of samples in a binary's text.
     Heatmap(cmd::heatmap::Args),
     /// From a recipe: build, train, profile, rebuild and judge the variants; report.
@@ -90,6 +93,7 @@ fn main() {
         Command::Compare(a) => cmd::compare::run(a, &global),
         Command::Report(a) => cmd::report::run(a, &global),
         Command::Heatmap(a) => cmd::heatmap::run(a, &global),
+        Command::CountersVsTime(a) => cmd::counters_vs_time::run(a, &global),
         Command::Optimize(a) => cmd::optimize::run(a, &global),
     };
     match result {

@@ -23,13 +23,14 @@
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
-//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`, `pipeline`;
+//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`, `model`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
-//! 3. `plan`
+//! 3. `plan`, `counters_vs_time` (an output directory's counters held against its time)
 //!
 //! (Each folder's `mod.rs` only declares and re-exports its modules.)
 
+pub mod counters_vs_time;
 pub mod kernel;
 pub mod plan;
 
@@ -67,7 +68,7 @@ mod layering {
                 &["vocabulary"],
                 &["steps"],
                 &["program", "kernel"],
-                &["plan"],
+                &["plan", "counters_vs_time"],
             ],
             &[],
         );
@@ -140,6 +141,7 @@ mod layering {
             "package",
             "kvm",
             "uml",
+            "model",
             "pipeline",
         ];
         assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);

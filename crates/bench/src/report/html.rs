@@ -8,6 +8,7 @@ use super::escape::escape_html as e;
 use super::figures::{fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use super::plot::{distribution_svg, PALETTE};
 use crate::analysis::{Analysis, BenchmarkAnalysis};
+use crate::model_check::{program_points, Point};
 use crate::store::Heatmap;
 
 const STYLE: &str = r#"
@@ -296,7 +297,8 @@ fn heatmap_section(out: &mut String, heatmaps: &[Heatmap]) {
     }
 }
 
-pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) -> String {
+/// The page's head, style and title block.
+fn page_start(title: &str, generated: &str) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let _ = write!(
         out,
@@ -312,6 +314,19 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         e(title),
         e(generated)
     );
+    out
+}
+
+/// A page of the counter model held against time alone (`kfdo counters-vs-time`).
+pub fn render_model(points: &[Point], title: &str, generated: &str) -> String {
+    let mut out = page_start(title, generated);
+    out.push_str(&super::model::html_section(points, "Counters against time"));
+    out.push_str("</body></html>\n");
+    out
+}
+
+pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) -> String {
+    let mut out = page_start(title, generated);
 
     if !a.benchmarks.is_empty() {
         out.push_str("<h2>Summary</h2><table class=\"summary\"><thead><tr><th class=\"l\">benchmark</th><th class=\"l\">baseline</th><th class=\"l\">variant</th><th>time vs baseline [95 % CI]</th><th>change</th><th class=\"l\">verdict</th></tr></thead><tbody>");
@@ -363,6 +378,13 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
 
     for (i, b) in a.benchmarks.iter().enumerate() {
         benchmark_section(&mut out, b, i);
+    }
+    let points = program_points("", a);
+    if !points.is_empty() {
+        out.push_str(&super::model::html_section(
+            &points,
+            "Counters against time",
+        ));
     }
     heatmap_section(&mut out, heatmaps);
     out.push_str("</body></html>\n");

@@ -140,6 +140,12 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         }
         out.push('\n');
     }
+    let points = crate::model_check::program_points("", a);
+    if !points.is_empty() {
+        out.push_str("## Counters against time\n\n");
+        out.push_str(&super::model::markdown(&points));
+        out.push('\n');
+    }
     if !heatmaps.is_empty() {
         out.push_str("## Heat maps\n\n| label | binary | samples in text | hot text span (90 %) |\n|:--|:--|--:|--:|\n");
         for h in heatmaps {

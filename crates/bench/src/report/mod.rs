@@ -10,8 +10,10 @@ mod figures;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
+pub mod model;
 pub mod plot;
 pub mod profiles;
+pub mod scatter;
 pub mod text;
 pub mod write;
 

@@ -2,9 +2,10 @@
 //! `index.html` (static, works offline) and `report.md`, and optionally the analysis
 //! as JSON. Every file is written whole or not at all.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{html, markdown};
+use crate::analysis::Analysis;
 use crate::store::{Contents, Store, StoreError};
 use crate::warning::Warning;
 use crate::{analysis, stats};
@@ -81,14 +82,21 @@ fn latest_builds_only(
     Ok(warnings)
 }
 
-pub fn write_report(req: &ReportRequest) -> Result<ReportOutcome, ReportError> {
-    let store = Store::open_existing(&req.store)?;
+/// A store's contents and their analysis as the report gives it: of each variant only
+/// its latest program's runs (the others set aside with a warning).
+pub fn load_and_analyze(path: &Path) -> Result<(Contents, Analysis), StoreError> {
+    let store = Store::open_existing(path)?;
     let mut contents = store.load()?;
     let set_aside = latest_builds_only(&store, &mut contents)?;
     let mut a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
     for (b, warnings) in a.benchmarks.iter_mut().zip(set_aside) {
         b.warnings.extend(warnings);
     }
+    Ok((contents, a))
+}
+
+pub fn write_report(req: &ReportRequest) -> Result<ReportOutcome, ReportError> {
+    let (contents, a) = load_and_analyze(&req.store)?;
     std::fs::create_dir_all(&req.output).map_err(|source| ReportError::Directory {
         path: req.output.clone(),
         source,

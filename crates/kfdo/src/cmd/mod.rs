@@ -1,6 +1,7 @@
 //! One module per subcommand.
 pub mod capabilities;
 pub mod compare;
+pub mod counters_vs_time;
 pub mod diff;
 pub mod heatmap;
 pub mod merge;

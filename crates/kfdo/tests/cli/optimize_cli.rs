@@ -510,6 +510,88 @@ runs = 2
             );
         }
     }
+    counters_against_time(&out, dir.path(), &values);
+}
+
+/// The counters held against the time, in the summary, the report and `kfdo
+/// counters-vs-time`: a point per benchmark (one variant beside the baseline), each
+/// counter's change the one the stored counters give, a fit and a panel per counter. No
+/// timing is asserted.
+fn counters_against_time(out: &Path, dir: &Path, values: &dyn Fn(&str, &str) -> Vec<f64>) {
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("## Counters against time"), "{summary}");
+    for bench in ["both", "first", "second"] {
+        let row = format!("| {bench} | autofdo | wall time | ");
+        assert!(summary.contains(&row), "no '{row}' in:\n{summary}");
+    }
+    let report = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(
+        report.contains("id=\"counters-vs-time\""),
+        "no section in the report"
+    );
+
+    let cvt = dir.join("cvt");
+    let o = common::run_ok(
+        common::kfdo()
+            .args(["counters-vs-time", "-q", "--json", "-o"])
+            .arg(&cvt)
+            .arg(out),
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3, "{doc}");
+    for p in points {
+        assert_eq!(
+            (&p["group"], &p["variant"]),
+            (&"out".into(), &"autofdo".into())
+        );
+        let bench = p["benchmark"].as_str().unwrap();
+        let counters = p["counters"].as_array().unwrap();
+        assert!(counters.len() >= 5, "{p}");
+        for pair in counters {
+            let name = pair[0].as_str().unwrap();
+            let v = values(bench, name);
+            let want = (v[1] / v[0] - 1.0) * 100.0;
+            assert!(
+                (pair[1].as_f64().unwrap() - want).abs() < 1e-9,
+                "{bench} {name}: {p}"
+            );
+        }
+    }
+    let fits = doc["fits"].as_array().unwrap();
+    let ins = fits
+        .iter()
+        .find(|f| f["counter"] == "instructions")
+        .unwrap();
+    assert_eq!(ins["n"], 3, "{ins}");
+    let page = std::fs::read_to_string(cvt.join("index.html")).unwrap();
+    assert_eq!(
+        page.matches("<svg").count(),
+        fits.len(),
+        "a panel per counter"
+    );
+    assert_eq!(
+        page.matches("class=\"point\"").count(),
+        3 * fits.len(),
+        "every point in every panel"
+    );
+
+    // An input that is not an output of kfdo optimize: refused by name, nothing written.
+    let none = dir.join("nothing-here");
+    std::fs::create_dir_all(&none).unwrap();
+    let bad = common::kfdo()
+        .args(["counters-vs-time", "-o"])
+        .arg(dir.join("cvt-bad"))
+        .arg(&none)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains(&none.display().to_string()) && err.contains("bench/results.db"),
+        "{err}"
+    );
+    assert!(!dir.join("cvt-bad").exists());
 }
 
 /// Every "[i/n]" of the progress lines: the step counts, which must run from 1 to n.

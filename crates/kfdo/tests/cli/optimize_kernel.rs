@@ -264,6 +264,7 @@ fn native_time(out: &Path, summary: &str) {
         summary.contains("- the recipe's settings UML has no such option for"),
         "the x86-only settings are not named:\n{summary}"
     );
+    counters_against_native_time(out, summary);
 
     // The profile reached the twin's compiler: remarks on a hot generic file with the
     // autofdo twin's command line, none with the baseline twin's; and the twin's hot code
@@ -302,6 +303,79 @@ fn native_time(out: &Path, summary: &str) {
         changed >= 3,
         "the hot generic functions' code is the same in both twins"
     );
+}
+
+/// The QEMU boots' counters held against the twins' time: a row in the summary, a page of
+/// panels, and `kfdo counters-vs-time` on the output giving the same point, its counter
+/// changes those of the emulated benchmark's own analysis.
+fn counters_against_native_time(out: &Path, summary: &str) {
+    assert!(
+        summary.contains("## Counters against native time"),
+        "{summary}"
+    );
+    let row = summary
+        .lines()
+        .find(|l| {
+            l.starts_with(
+                "| linux-test-uml-tcp\\_rr | autofdo | UML kernel user CPU (native time) | ",
+            )
+        })
+        .unwrap_or_else(|| panic!("no counters-against-time row in:\n{summary}"));
+    assert!(row.contains('[') && row.matches(" %").count() >= 8, "{row}");
+    let page = std::fs::read_to_string(out.join("report/counters-vs-time.html")).unwrap();
+    assert_eq!(
+        page.matches("<svg").count(),
+        5,
+        "a panel per kernel counter"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let cvt = run_ok(
+        kfdo()
+            .args(["counters-vs-time", "--json", "-q", "-o"])
+            .arg(dir.path())
+            .arg(out),
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&cvt.stdout).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{doc}");
+    assert_eq!(points[0]["variant"], "autofdo");
+    assert_eq!(
+        points[0]["time"]["measure"],
+        "UML kernel user CPU (native time)"
+    );
+    let report = dir.path().join("analysis.json");
+    run_ok(
+        kfdo()
+            .args(["report", "-q", "--store"])
+            .arg(out.join("bench/results.db"))
+            .arg("-o")
+            .arg(dir.path().join("report"))
+            .arg("--json-out")
+            .arg(&report),
+    );
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let autofdo = a["benchmarks"][0]["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "autofdo")
+        .unwrap();
+    for pair in points[0]["counters"].as_array().unwrap() {
+        let (name, change) = (pair[0].as_str().unwrap(), pair[1].as_f64().unwrap());
+        let metric = autofdo["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no metric {name} in {autofdo}"));
+        let ratio = metric["vs_baseline"]["ratio"]["estimate"].as_f64().unwrap();
+        assert!(
+            ((ratio - 1.0) * 100.0 - change).abs() < 1e-9,
+            "{name}: {change} vs {ratio}"
+        );
+    }
 }
 
 /// Where `kfdo capabilities` says KVM works, the kernels were booted under it and judged

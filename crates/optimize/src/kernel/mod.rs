@@ -26,6 +26,7 @@ pub mod host_process;
 pub mod initramfs;
 pub mod judge;
 pub mod kvm;
+pub mod model;
 pub mod package;
 pub mod pipeline;
 pub mod profile_check;

@@ -25,6 +25,7 @@ use kfdo_record::kvm::KvmStatus;
 use super::build::BuiltKernel;
 use super::ctx::{KernelCtx, KernelOptions};
 use super::judge::Contender;
+use super::model;
 use super::recipe::KernelRecipe;
 use super::source::KernelSource;
 use super::summary;
@@ -221,6 +222,16 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         )),
     }
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
+    let points = model::points(&r.name, &ctx.dir(""))?;
+    if !points.is_empty() {
+        let page = ctx.dir("report").join("counters-vs-time.html");
+        model::write_page(
+            &page,
+            &format!("{}: counters against time", r.name),
+            &points,
+        )?;
+        native.push_str(&model::section(&points, &page));
+    }
     let config_diffs: Vec<(String, String)> = o
         .variants
         .iter()

@@ -222,6 +222,14 @@ pub fn summarize(
         }
         all.push(g);
     }
+    let points = kfdo_bench::model_check::program_points(recipe, &a);
+    if !points.is_empty() {
+        writeln!(
+            s,
+            "## Counters against time\n\n{}",
+            kfdo_bench::report::model::markdown(&points)
+        )?;
+    }
     Ok((s, all))
 }
 

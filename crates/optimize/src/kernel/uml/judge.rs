@@ -21,16 +21,13 @@ use crate::steps::exec::Log;
 /// Boots per twin and workload when the recipe's `[uml]` does not say.
 pub const DEFAULT_UML_BOOTS: usize = 10;
 
+/// The twins' measure FDO can move: the UML kernel process's own user CPU.
+pub const USER_CPU: &str = "UML kernel CPU, user (native time)";
+
 /// A native boot's measures.
 pub fn native_metrics(b: &NativeBoot) -> Vec<Metric> {
     let mut m = vec![
-        Metric::new(
-            "UML kernel CPU, user (native time)",
-            b.user_s * 1e3,
-            "ms",
-            Better::Lower,
-            "native",
-        ),
+        Metric::new(USER_CPU, b.user_s * 1e3, "ms", Better::Lower, "native"),
         Metric::new(
             "UML kernel CPU, system: host ptrace (native time)",
             b.sys_s * 1e3,

@@ -1,0 +1,124 @@
+//! The kernel's counter model held against time: the emulated counters of the QEMU boots
+//! (`OUT/bench`) paired, workload by workload and variant by variant, with the User-Mode
+//! Linux twins' own user CPU (`OUT/bench-uml`, native time) and, where KVM ran, the
+//! workloads' time per operation (`OUT/bench-kvm`, real time).
+
+use std::path::Path;
+
+use kfdo_bench::analysis::{Analysis, BenchmarkAnalysis};
+use kfdo_bench::model_check::{paired_points, Point, TimeSource};
+use kfdo_bench::report::write::load_and_analyze;
+
+use super::uml::judge::USER_CPU;
+
+/// The workload of a time benchmark named `{recipe}-{tag}-{workload}` whose counters
+/// benchmark is `{recipe}-{workload}` (the judges' names), if `time` is `counters`'s.
+fn same_workload<'a>(counters: &'a str, time: &str, tag: &str) -> Option<&'a str> {
+    counters.match_indices('-').find_map(|(i, _)| {
+        let (recipe, workload) = (&counters[..i], &counters[i + 1..]);
+        (time == format!("{recipe}-{tag}-{workload}")).then_some(workload)
+    })
+}
+
+fn pairs<'a>(
+    counters: &'a Analysis,
+    time: &'a Analysis,
+    tag: &str,
+) -> Vec<(&'a BenchmarkAnalysis, &'a BenchmarkAnalysis, &'a str)> {
+    let mut out = Vec::new();
+    for t in &time.benchmarks {
+        for c in &counters.benchmarks {
+            if let Some(w) = same_workload(&c.name, &t.name, tag) {
+                out.push((c, t, w));
+            }
+        }
+    }
+    out
+}
+
+/// The points of a kernel output directory: UML's and KVM's, as far as they were judged.
+pub fn points(group: &str, out: &Path) -> anyhow::Result<Vec<Point>> {
+    let (_, counters) = load_and_analyze(&out.join("bench/results.db"))?;
+    let mut points = Vec::new();
+    let uml = out.join("bench-uml/results.db");
+    if uml.is_file() {
+        let (_, time) = load_and_analyze(&uml)?;
+        for (c, t, _) in pairs(&counters, &time, "uml") {
+            points.extend(paired_points(
+                group,
+                c,
+                "emulated",
+                t,
+                TimeSource::Metric(USER_CPU),
+                "UML kernel user CPU (native time)",
+            ));
+        }
+    }
+    let kvm = out.join("bench-kvm/results.db");
+    if kvm.is_file() {
+        let (_, time) = load_and_analyze(&kvm)?;
+        for (c, t, w) in pairs(&counters, &time, "kvm") {
+            points.extend(paired_points(
+                group,
+                c,
+                "emulated",
+                t,
+                TimeSource::Rate(&format!("{w} ops/s (KVM, real time)")),
+                "time per operation (KVM, real time)",
+            ));
+        }
+    }
+    Ok(points)
+}
+
+/// The summary's section: the table and fits, and where the page with the panels is.
+pub fn section(points: &[Point], page: &Path) -> String {
+    format!(
+        "## Counters against native time\n\n\
+         The QEMU boots' emulated kernel counters beside the time of the same workload and \
+         variant: the User-Mode Linux twins' own user CPU (native time){}. The twins run \
+         the generic code natively but not the x86 architecture code the counters include, \
+         so a weak fit here weighs the counters and UML's differences together. Panels: {}\n\n{}\n",
+        if points.iter().any(|p| p.time.measure.contains("KVM")) {
+            " and the workloads' time per operation under KVM (real time)"
+        } else {
+            ""
+        },
+        page.display(),
+        kfdo_bench::report::model::markdown(points)
+    )
+}
+
+/// Writes the page with the panels (`OUT/report/counters-vs-time.html`).
+pub fn write_page(page: &Path, title: &str, points: &[Point]) -> anyhow::Result<()> {
+    let html = kfdo_bench::report::html::render_model(
+        points,
+        title,
+        "The kernel's emulated counters (QEMU boots) against its native and real time.",
+    );
+    std::fs::write(page, html).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", page.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workloads_pair_by_the_judges_names() {
+        assert_eq!(
+            same_workload("linux-tcp_rr", "linux-uml-tcp_rr", "uml"),
+            Some("tcp_rr")
+        );
+        // Dashes in the recipe's or the workload's name.
+        assert_eq!(
+            same_workload(
+                "kernel-recipe-test-fork-exec",
+                "kernel-recipe-test-kvm-fork-exec",
+                "kvm"
+            ),
+            Some("fork-exec")
+        );
+        assert_eq!(same_workload("linux-pipe", "linux-uml-tcp_rr", "uml"), None);
+        assert_eq!(same_workload("linux-pipe", "linux-kvm-pipe", "uml"), None);
+    }
+}
