@@ -54,9 +54,10 @@ fn classify(path: &Path) -> anyhow::Result<(Input, std::path::PathBuf)> {
             path.display()
         );
     }
-    let kernel = ["bench-uml", "bench-kvm"]
-        .iter()
-        .any(|d| path.join(d).join("results.db").is_file());
+    let kernel = crate::kernel::model::judged_path(path).is_file()
+        || ["bench-uml", "bench-kvm"]
+            .iter()
+            .any(|d| path.join(d).join("results.db").is_file());
     Ok((
         if kernel {
             Input::Kernel
@@ -77,7 +78,10 @@ pub fn points_of(path: &Path) -> anyhow::Result<(Input, Vec<Point>)> {
                 load_and_analyze(&store).with_context(|| format!("reading {}", store.display()))?;
             program_points(&group, &a)
         }
-        Input::Kernel => crate::kernel::model::points(&group, path)?,
+        Input::Kernel => {
+            let judged = crate::kernel::model::Judged::of_output(path)?;
+            crate::kernel::model::points(&group, path, judged)?
+        }
     };
     if points.is_empty() {
         bail!(

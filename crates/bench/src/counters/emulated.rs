@@ -288,9 +288,12 @@ impl Source for Emulated {
              per variant under QEMU user mode (qemu-x86_64 or qemu-aarch64, as the program's ELF \
              header says), the program and the processes it forks: \
              instructions and taken / conditional branches are exact user-mode counts; L1i misses \
-             ({} {}-way, {}-byte lines) and iTLB misses ({} entries, {} pages for user code, {} \
-             for kernel text) come from an LRU model, not this CPU; deterministic (the same binary \
-             and input give the same numbers)",
+             ({} {}-way, {}-byte lines) and iTLB misses ({} entries, fully associative, {} pages \
+             for user code, {} for kernel text) come from an LRU model, not this CPU; the model's \
+             iTLB is a first level alone, with no second-level TLB behind it, so its misses are not \
+             the page walks perf's iTLB-load-misses counts, and hot code spread over a few more \
+             pages than its entries misses on nearly every page change; deterministic (the same \
+             binary and input give the same numbers)",
             size(m.l1i_size),
             m.l1i_ways,
             m.l1i_line,

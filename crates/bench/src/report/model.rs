@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::escape::{escape_html as e, escape_markdown as m};
 use super::figures::{fmt_p, fmt_pct};
 use super::scatter::{groups, panel_svg};
-use crate::model_check::{counter_names, fits, CounterFit, Point, FLAT_PCT};
+use crate::model_check::{fits, CounterFit, Point, FLAT_PCT};
 
 /// What the tables mean, said once under them.
 pub const READING: &str = "Each row is one variant of one benchmark against its baseline: the \
@@ -43,14 +43,35 @@ fn agreement(f: &CounterFit) -> String {
 
 /// The two tables as Markdown (no heading: the caller's document gives it).
 pub fn markdown(points: &[Point]) -> String {
-    let names = counter_names(points);
     let show_group = groups(points).len() > 1;
     let mut s = String::new();
+    for (names, points) in families(points) {
+        points_markdown(&mut s, &names, &points, show_group);
+    }
+    fits_markdown(&mut s, points);
+    s
+}
+
+/// Points that count the same counters (a program's, a kernel's), in first-seen order:
+/// each gets a table of its own, so no table is mostly empty cells.
+fn families(points: &[Point]) -> Vec<(Vec<String>, Vec<Point>)> {
+    let mut out: Vec<(Vec<String>, Vec<Point>)> = Vec::new();
+    for p in points {
+        let names: Vec<String> = p.counters.iter().map(|(n, _)| n.clone()).collect();
+        match out.iter_mut().find(|(n, _)| *n == names) {
+            Some((_, list)) => list.push(p.clone()),
+            None => out.push((names, vec![p.clone()])),
+        }
+    }
+    out
+}
+
+fn points_markdown(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
     if show_group {
         s.push_str("| recipe ");
     }
     s.push_str("| benchmark | variant | time measure | time change [95 % CI] | p |");
-    for n in &names {
+    for n in names {
         let _ = write!(s, " {} |", m(n));
     }
     s.push_str(if show_group { "\n|:--|" } else { "\n|" });
@@ -71,7 +92,7 @@ pub fn markdown(points: &[Point]) -> String {
             time_cell(p),
             p.time.p.map(fmt_p).unwrap_or_else(|| "–".into())
         );
-        for n in &names {
+        for n in names {
             let _ = write!(
                 s,
                 " {} |",
@@ -80,7 +101,11 @@ pub fn markdown(points: &[Point]) -> String {
         }
         s.push('\n');
     }
-    s.push_str("\n| counter | points | Pearson r | Spearman ρ | slope | moved with a significant time change |\n");
+    s.push('\n');
+}
+
+fn fits_markdown(s: &mut String, points: &[Point]) {
+    s.push_str("| counter | points | Pearson r | Spearman ρ | slope | moved with a significant time change |\n");
     s.push_str("|:--|--:|--:|--:|--:|--:|\n");
     for f in fits(points) {
         let _ = writeln!(
@@ -99,23 +124,37 @@ pub fn markdown(points: &[Point]) -> String {
         "\n{}",
         READING.replace("0.5 %", &format!("{FLAT_PCT} %"))
     );
-    s
 }
 
 /// The tables and the panels as an HTML section under `heading`.
 pub fn html_section(points: &[Point], heading: &str) -> String {
-    let names = counter_names(points);
     let show_group = groups(points).len() > 1;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<section id=\"counters-vs-time\"><h2>{}</h2><div class=\"scroll\"><table class=\"model\"><thead><tr>{}\
+        "<section id=\"counters-vs-time\"><h2>{}</h2>",
+        e(heading)
+    );
+    for (names, family) in families(points) {
+        points_html(&mut s, &names, &family, show_group);
+    }
+    fits_and_panels_html(&mut s, points);
+    s
+}
+
+fn points_html(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
+    let _ = write!(
+        s,
+        "<div class=\"scroll\"><table class=\"model\"><thead><tr>{}\
          <th class=\"l\">benchmark</th><th class=\"l\">variant</th>\
          <th class=\"l\">time measure</th><th>time change [95 % CI]</th><th>p</th>",
-        e(heading),
-        if show_group { "<th class=\"l\">recipe</th>" } else { "" }
+        if show_group {
+            "<th class=\"l\">recipe</th>"
+        } else {
+            ""
+        }
     );
-    for n in &names {
+    for n in names {
         let _ = write!(s, "<th>{}</th>", e(n));
     }
     s.push_str("</tr></thead><tbody>");
@@ -139,7 +178,7 @@ pub fn html_section(points: &[Point], heading: &str) -> String {
             e(&time_cell(p)),
             p.time.p.map(fmt_p).unwrap_or_else(|| "–".into())
         );
-        for n in &names {
+        for n in names {
             let _ = write!(
                 s,
                 "<td>{}</td>",
@@ -148,7 +187,11 @@ pub fn html_section(points: &[Point], heading: &str) -> String {
         }
         s.push_str("</tr>");
     }
-    s.push_str("</tbody></table></div><table class=\"fits\"><thead><tr><th class=\"l\">counter</th><th>points</th><th>Pearson r</th><th>Spearman ρ</th><th>slope</th><th>moved with a significant time change</th></tr></thead><tbody>");
+    s.push_str("</tbody></table></div>");
+}
+
+fn fits_and_panels_html(s: &mut String, points: &[Point]) {
+    s.push_str("<table class=\"fits\"><thead><tr><th class=\"l\">counter</th><th>points</th><th>Pearson r</th><th>Spearman ρ</th><th>slope</th><th>moved with a significant time change</th></tr></thead><tbody>");
     let all = fits(points);
     for f in &all {
         let _ = write!(
@@ -182,7 +225,6 @@ pub fn html_section(points: &[Point], heading: &str) -> String {
         );
     }
     s.push_str(".</figcaption></figure></section>");
-    s
 }
 
 #[cfg(test)]
@@ -226,7 +268,13 @@ mod tests {
         assert_eq!(rows.len(), 3, "{md}");
         assert!(rows[0].contains("−6.0 % [−8.0 %, −4.0 %] *"), "{}", rows[0]);
         // The pipe in the benchmark's name does not split its cell; ifdo has no L1i.
-        assert!(rows[1].ends_with("| – |"), "{}", rows[1]);
+        // ifdo counts no L1i: its own table, after the first family's.
+        assert_eq!(md.matches("| benchmark | variant |").count(), 2, "{md}");
+        assert!(
+            rows[2].contains("| ifdo |") && rows[2].ends_with("| −55.0 % |"),
+            "{}",
+            rows[2]
+        );
         assert!(md.contains("| taken branches | 3 | "), "{md}");
         assert!(
             md.contains("| L1i misses | 2 | – | – | – | 1 of 1 |"),

@@ -63,6 +63,25 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
     for v in ["autofdo+thinlto", "autofdo+thinlto+propeller"] {
         assert!(summary.contains(v), "{v} is not in the summary:\n{summary}");
     }
+    // The twins' store left by optimize_kernel's run judged other kernels: neither the
+    // summary nor `kfdo counters-vs-time` pairs these kernels' counters with it.
+    assert!(
+        !summary.contains("## Counters against native time"),
+        "{summary}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let stale = kfdo()
+        .args(["counters-vs-time", "-o"])
+        .arg(dir.path().join("cvt"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(stale.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert!(
+        err.contains("no variant has both counters and a time change"),
+        "{err}"
+    );
 
     let mapped_path = out.join("build/autofdo+thinlto/vmlinux");
     let relinked_path = out.join("build/autofdo+thinlto+propeller/vmlinux");

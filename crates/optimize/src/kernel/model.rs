@@ -36,12 +36,53 @@ fn pairs<'a>(
     out
 }
 
-/// The points of a kernel output directory: UML's and KVM's, as far as they were judged.
-pub fn points(group: &str, out: &Path) -> anyhow::Result<Vec<Point>> {
+/// Which time stores the output's latest run judged: a store of an earlier run (the twins
+/// judged before a run with `--no-uml`) describes other kernels and must not be paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Judged {
+    pub uml: bool,
+    pub kvm: bool,
+}
+
+/// Where a run says what it judged.
+pub fn judged_path(out: &Path) -> std::path::PathBuf {
+    out.join("judged.json")
+}
+
+impl Judged {
+    pub fn write(&self, out: &Path) -> anyhow::Result<()> {
+        let path = judged_path(out);
+        std::fs::write(&path, serde_json::to_vec_pretty(self)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+    }
+
+    /// What the output's latest run judged; an output written before runs said so is
+    /// taken at its stores' word.
+    pub fn of_output(out: &Path) -> anyhow::Result<Judged> {
+        let path = judged_path(out);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: not what kfdo optimize writes ({e}); rerun kfdo optimize on this output",
+                    path.display()
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Judged {
+                uml: out.join("bench-uml/results.db").is_file(),
+                kvm: out.join("bench-kvm/results.db").is_file(),
+            }),
+            Err(e) => Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        }
+    }
+}
+
+/// The points of a kernel output directory: UML's and KVM's, as far as its latest run
+/// judged them (`judged`).
+pub fn points(group: &str, out: &Path, judged: Judged) -> anyhow::Result<Vec<Point>> {
     let (_, counters) = load_and_analyze(&out.join("bench/results.db"))?;
     let mut points = Vec::new();
     let uml = out.join("bench-uml/results.db");
-    if uml.is_file() {
+    if judged.uml {
         let (_, time) = load_and_analyze(&uml)?;
         for (c, t, _) in pairs(&counters, &time, "uml") {
             points.extend(paired_points(
@@ -55,7 +96,7 @@ pub fn points(group: &str, out: &Path) -> anyhow::Result<Vec<Point>> {
         }
     }
     let kvm = out.join("bench-kvm/results.db");
-    if kvm.is_file() {
+    if judged.kvm {
         let (_, time) = load_and_analyze(&kvm)?;
         for (c, t, w) in pairs(&counters, &time, "kvm") {
             points.extend(paired_points(
@@ -102,6 +143,22 @@ pub fn write_page(page: &Path, title: &str, points: &[Point]) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_says_what_it_judged_and_older_outputs_go_by_their_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        std::fs::create_dir_all(out.join("bench-uml")).unwrap();
+        std::fs::write(out.join("bench-uml/results.db"), b"").unwrap();
+        let by_stores = Judged::of_output(out).unwrap();
+        assert_eq!((by_stores.uml, by_stores.kvm), (true, false));
+        // A later run without the twins: their store stays, but is not this run's.
+        Judged { uml: false, kvm: false }.write(out).unwrap();
+        assert!(!Judged::of_output(out).unwrap().uml);
+        std::fs::write(judged_path(out), b"{").unwrap();
+        let e = Judged::of_output(out).unwrap_err().to_string();
+        assert!(e.contains("judged.json") && e.contains("rerun kfdo optimize"), "{e}");
+    }
 
     #[test]
     fn workloads_pair_by_the_judges_names() {

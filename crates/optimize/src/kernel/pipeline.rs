@@ -222,7 +222,12 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         )),
     }
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
-    let points = model::points(&r.name, &ctx.dir(""))?;
+    let judged = model::Judged {
+        uml: o.uml,
+        kvm: ctx.kvm.why_not().is_none(),
+    };
+    judged.write(&ctx.dir(""))?;
+    let points = model::points(&r.name, &ctx.dir(""), judged)?;
     if !points.is_empty() {
         let page = ctx.dir("report").join("counters-vs-time.html");
         model::write_page(

@@ -219,7 +219,8 @@ pub fn render(
              workload's window, from kfdo's QEMU plugin (L1i and iTLB from its cache model; \
              the iTLB model maps the kernel's text with 2 MiB pages, as x86-64 and arm64 \
              kernels do, and module code with 4 KiB pages, so its misses are pages of the \
-             kernel image's text touched beyond the model's entries, plus module pages); \
+             kernel image's text touched beyond the model's entries, plus module pages; a first \
+             level alone, with no second-level TLB, so not the page walks perf counts); \
              operations per second are in emulated time (QEMU without KVM).\n"
         )?;
         table(&mut s, b)?;
