@@ -224,6 +224,9 @@ pub fn summarize(
     }
     let points = kfdo_bench::model_check::program_points(recipe, &a);
     if !points.is_empty() {
+        if !s.ends_with("\n\n") {
+            writeln!(s)?;
+        }
         writeln!(
             s,
             "## Counters against time\n\n{}",
