@@ -66,58 +66,101 @@ fn families(points: &[Point]) -> Vec<(Vec<String>, Vec<Point>)> {
     out
 }
 
-fn points_markdown(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
+/// A point's row as plain text: (recipe), benchmark, variant, time measure (the
+/// left-aligned cells), then the time change, p and each counter's change.
+fn point_cells(p: &Point, names: &[String], show_group: bool) -> Vec<String> {
+    let mut cells = Vec::new();
     if show_group {
-        s.push_str("| recipe ");
+        cells.push(p.group.clone());
     }
-    s.push_str("| benchmark | variant | time measure | time change [95 % CI] | p |");
+    cells.push(p.benchmark.clone());
+    cells.push(p.variant.clone());
+    cells.push(format!(
+        "{}{}",
+        p.time.measure,
+        if p.time.emulated { " (left out)" } else { "" }
+    ));
+    cells.push(time_cell(p));
+    cells.push(p.time.p.map(fmt_p).unwrap_or_else(|| "–".into()));
     for n in names {
-        let _ = write!(s, " {} |", m(n));
+        cells.push(p.counter(n).map(fmt_pct).unwrap_or_else(|| "–".into()));
     }
-    s.push_str(if show_group { "\n|:--|" } else { "\n|" });
-    s.push_str(":--|:--|:--|--:|--:|");
-    s.push_str(&"--:|".repeat(names.len()));
-    s.push('\n');
+    cells
+}
+
+/// The points table's header cells, in `point_cells`' order.
+fn point_header(names: &[String], show_group: bool) -> Vec<String> {
+    let mut h: Vec<String> = Vec::new();
+    if show_group {
+        h.push("recipe".into());
+    }
+    for c in [
+        "benchmark",
+        "variant",
+        "time measure",
+        "time change [95 % CI]",
+        "p",
+    ] {
+        h.push(c.into());
+    }
+    h.extend(names.iter().cloned());
+    h
+}
+
+/// A fit's row as plain text.
+fn fit_cells(f: &CounterFit) -> Vec<String> {
+    vec![
+        f.counter.clone(),
+        f.n.to_string(),
+        opt(f.pearson, 2),
+        opt(f.spearman, 2),
+        opt(f.slope, 3),
+        agreement(f),
+    ]
+}
+
+const FIT_HEADER: [&str; 6] = [
+    "counter",
+    "points",
+    "Pearson r",
+    "Spearman ρ",
+    "slope",
+    "moved with a significant time change",
+];
+
+/// A Markdown row; the cells before `text` are names (escaped), the rest kfdo's own
+/// numbers and words, written as they are.
+fn markdown_row(s: &mut String, cells: &[String], text: usize) {
+    for (i, c) in cells.iter().enumerate() {
+        if i < text {
+            let _ = write!(s, "| {} ", m(c));
+        } else {
+            let _ = write!(s, "| {c} ");
+        }
+    }
+    s.push_str("|\n");
+}
+
+fn points_markdown(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
+    let header = point_header(names, show_group);
+    let left = header.len() - names.len() - 2;
+    let mut named: Vec<String> = header[..header.len() - names.len()].to_vec();
+    named.extend(names.iter().map(|n| m(n)));
+    markdown_row(s, &named, 0);
+    s.push_str(&"|:--".repeat(left));
+    s.push_str(&"|--:".repeat(header.len() - left));
+    s.push_str("|\n");
     for p in points {
-        if show_group {
-            let _ = write!(s, "| {} ", m(&p.group));
-        }
-        let _ = write!(
-            s,
-            "| {} | {} | {}{} | {} | {} |",
-            m(&p.benchmark),
-            m(&p.variant),
-            m(&p.time.measure),
-            if p.time.emulated { " (left out)" } else { "" },
-            time_cell(p),
-            p.time.p.map(fmt_p).unwrap_or_else(|| "–".into())
-        );
-        for n in names {
-            let _ = write!(
-                s,
-                " {} |",
-                p.counter(n).map(fmt_pct).unwrap_or_else(|| "–".into())
-            );
-        }
-        s.push('\n');
+        markdown_row(s, &point_cells(p, names, show_group), left);
     }
     s.push('\n');
 }
 
 fn fits_markdown(s: &mut String, points: &[Point]) {
-    s.push_str("| counter | points | Pearson r | Spearman ρ | slope | moved with a significant time change |\n");
+    markdown_row(s, &FIT_HEADER.map(String::from), 0);
     s.push_str("|:--|--:|--:|--:|--:|--:|\n");
     for f in fits(points) {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} |",
-            m(&f.counter),
-            f.n,
-            opt(f.pearson, 2),
-            opt(f.spearman, 2),
-            opt(f.slope, 3),
-            agreement(&f)
-        );
+        markdown_row(s, &fit_cells(&f), 1);
     }
     let _ = writeln!(
         s,
@@ -142,68 +185,50 @@ pub fn html_section(points: &[Point], heading: &str) -> String {
     s
 }
 
-fn points_html(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
-    let _ = write!(
-        s,
-        "<div class=\"scroll\"><table class=\"model\"><thead><tr>{}\
-         <th class=\"l\">benchmark</th><th class=\"l\">variant</th>\
-         <th class=\"l\">time measure</th><th>time change [95 % CI]</th><th>p</th>",
-        if show_group {
-            "<th class=\"l\">recipe</th>"
-        } else {
-            ""
+fn html_row(s: &mut String, cell: &str, cells: &[String], left: usize, classes: &[(usize, &str)]) {
+    s.push_str("<tr>");
+    for (i, c) in cells.iter().enumerate() {
+        let class = classes
+            .iter()
+            .find(|(at, _)| *at == i)
+            .map(|(_, c)| *c)
+            .or((i < left).then_some("l"));
+        match class {
+            Some(k) => {
+                let _ = write!(s, "<{cell} class=\"{k}\">{}</{cell}>", e(c));
+            }
+            None => {
+                let _ = write!(s, "<{cell}>{}</{cell}>", e(c));
+            }
         }
-    );
-    for n in names {
-        let _ = write!(s, "<th>{}</th>", e(n));
     }
-    s.push_str("</tr></thead><tbody>");
+    s.push_str("</tr>");
+}
+
+fn points_html(s: &mut String, names: &[String], points: &[Point], show_group: bool) {
+    let header = point_header(names, show_group);
+    let left = header.len() - names.len() - 2;
+    s.push_str("<div class=\"scroll\"><table class=\"model\"><thead>");
+    html_row(s, "th", &header, left, &[]);
+    s.push_str("</thead><tbody>");
     for p in points {
-        let cls = match (p.time.significant, p.time.pct < 0.0) {
-            (true, true) => " class=\"better\"",
-            (true, false) => " class=\"worse\"",
-            _ => "",
+        let verdict = match (p.time.significant, p.time.pct < 0.0) {
+            (true, true) => vec![(left, "better")],
+            (true, false) => vec![(left, "worse")],
+            _ => vec![],
         };
-        s.push_str("<tr>");
-        if show_group {
-            let _ = write!(s, "<td class=\"l\">{}</td>", e(&p.group));
-        }
-        let _ = write!(
-            s,
-            "<td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td><td{cls}>{}</td><td>{}</td>",
-            e(&p.benchmark),
-            e(&p.variant),
-            e(&p.time.measure),
-            if p.time.emulated { " (left out)" } else { "" },
-            e(&time_cell(p)),
-            p.time.p.map(fmt_p).unwrap_or_else(|| "–".into())
-        );
-        for n in names {
-            let _ = write!(
-                s,
-                "<td>{}</td>",
-                p.counter(n).map(fmt_pct).unwrap_or_else(|| "–".into())
-            );
-        }
-        s.push_str("</tr>");
+        html_row(s, "td", &point_cells(p, names, show_group), left, &verdict);
     }
     s.push_str("</tbody></table></div>");
 }
 
 fn fits_and_panels_html(s: &mut String, points: &[Point]) {
-    s.push_str("<table class=\"fits\"><thead><tr><th class=\"l\">counter</th><th>points</th><th>Pearson r</th><th>Spearman ρ</th><th>slope</th><th>moved with a significant time change</th></tr></thead><tbody>");
+    s.push_str("<table class=\"fits\"><thead>");
+    html_row(s, "th", &FIT_HEADER.map(String::from), 1, &[]);
+    s.push_str("</thead><tbody>");
     let all = fits(points);
     for f in &all {
-        let _ = write!(
-            s,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e(&f.counter),
-            f.n,
-            opt(f.pearson, 2),
-            opt(f.spearman, 2),
-            opt(f.slope, 3),
-            e(&agreement(f))
-        );
+        html_row(s, "td", &fit_cells(f), 1, &[]);
     }
     let _ = write!(
         s,

@@ -35,7 +35,8 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let json = args.json.sink()?;
-    refuse_overwriting_inputs(&args, json.user_file())?;
+    let inputs: Vec<&std::path::Path> = args.inputs.iter().map(PathBuf::as_path).collect();
+    super::report::refuse_overwriting_report_inputs(&args.output, json.user_file(), &inputs)?;
     let mut points: Vec<Point> = Vec::new();
     for input in &args.inputs {
         let (_, p) = points_of(input)?;
@@ -76,20 +77,4 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     json.text_summary(&model::markdown(&points), g);
     json.print()?;
     Ok(0)
-}
-
-/// Refuses, before reading anything, an output that is one of the inputs.
-fn refuse_overwriting_inputs(args: &Args, json: Option<&std::path::Path>) -> anyhow::Result<()> {
-    use kfdo_outfile::Out;
-    let index = args.output.join("index.html");
-    let md = args.output.join("report.md");
-    let mut outputs = vec![
-        Out::new("-o", &args.output),
-        Out::new("-o", &index),
-        Out::new("-o", &md),
-    ];
-    outputs.extend(json.map(|j| Out::new("--json-out", j)));
-    let inputs: Vec<&std::path::Path> = args.inputs.iter().map(PathBuf::as_path).collect();
-    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
-    Ok(())
 }

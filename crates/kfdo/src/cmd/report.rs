@@ -58,19 +58,29 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 /// Refuses, before reading anything, an output (the directory, its index.html and
 /// report.md, the JSON) that is the store or one of the profiles.
 fn refuse_overwriting_inputs(args: &Args, json: Option<&std::path::Path>) -> anyhow::Result<()> {
-    use kfdo_outfile::Out;
-    let index = args.output.join("index.html");
-    let md = args.output.join("report.md");
-    let mut outputs = vec![
-        Out::new("-o", &args.output),
-        Out::new("-o", &index),
-        Out::new("-o", &md),
-    ];
-    outputs.extend(json.map(|j| Out::new("--json-out", j)));
     let inputs: Vec<&std::path::Path> = std::iter::once(&args.store)
         .chain(&args.profiles)
         .map(PathBuf::as_path)
         .collect();
-    kfdo_outfile::refuse_overwriting_inputs(&outputs, &inputs)?;
+    refuse_overwriting_report_inputs(&args.output, json, &inputs)
+}
+
+/// Refuses a report directory's outputs (the directory, its index.html and report.md,
+/// the JSON) that are one of `inputs`: the rule of every command that writes a report.
+pub(super) fn refuse_overwriting_report_inputs(
+    output: &std::path::Path,
+    json: Option<&std::path::Path>,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    use kfdo_outfile::Out;
+    let index = output.join("index.html");
+    let md = output.join("report.md");
+    let mut outputs = vec![
+        Out::new("-o", output),
+        Out::new("-o", &index),
+        Out::new("-o", &md),
+    ];
+    outputs.extend(json.map(|j| Out::new("--json-out", j)));
+    kfdo_outfile::refuse_overwriting_inputs(&outputs, inputs)?;
     Ok(())
 }

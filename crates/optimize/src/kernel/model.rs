@@ -80,33 +80,39 @@ impl Judged {
 /// judged them (`judged`).
 pub fn points(group: &str, out: &Path, judged: Judged) -> anyhow::Result<Vec<Point>> {
     let (_, counters) = load_and_analyze(&out.join("bench/results.db"))?;
+    // (judged, tag of the store and its benchmarks, a workload's time metric, whether
+    // that is a rate, its words)
+    type Metric = dyn Fn(&str) -> String;
+    let sources: [(bool, &str, &Metric, bool, &str); 2] = [
+        (
+            judged.uml,
+            "uml",
+            &|_| USER_CPU.to_string(),
+            false,
+            "UML kernel user CPU (native time)",
+        ),
+        (
+            judged.kvm,
+            "kvm",
+            &|w| format!("{w} ops/s (KVM, real time)"),
+            true,
+            "time per operation (KVM, real time)",
+        ),
+    ];
     let mut points = Vec::new();
-    let uml = out.join("bench-uml/results.db");
-    if judged.uml {
-        let (_, time) = load_and_analyze(&uml)?;
-        for (c, t, _) in pairs(&counters, &time, "uml") {
-            points.extend(paired_points(
-                group,
-                c,
-                "emulated",
-                t,
-                TimeSource::Metric(USER_CPU),
-                "UML kernel user CPU (native time)",
-            ));
+    for (ran, tag, metric, rate, measure) in sources {
+        if !ran {
+            continue;
         }
-    }
-    let kvm = out.join("bench-kvm/results.db");
-    if judged.kvm {
-        let (_, time) = load_and_analyze(&kvm)?;
-        for (c, t, w) in pairs(&counters, &time, "kvm") {
-            points.extend(paired_points(
-                group,
-                c,
-                "emulated",
-                t,
-                TimeSource::Rate(&format!("{w} ops/s (KVM, real time)")),
-                "time per operation (KVM, real time)",
-            ));
+        let (_, time) = load_and_analyze(&out.join(format!("bench-{tag}/results.db")))?;
+        for (c, t, w) in pairs(&counters, &time, tag) {
+            let name = metric(w);
+            let from = if rate {
+                TimeSource::Rate(&name)
+            } else {
+                TimeSource::Metric(&name)
+            };
+            points.extend(paired_points(group, c, "emulated", t, from, measure));
         }
     }
     Ok(points)
@@ -153,11 +159,19 @@ mod tests {
         let by_stores = Judged::of_output(out).unwrap();
         assert_eq!((by_stores.uml, by_stores.kvm), (true, false));
         // A later run without the twins: their store stays, but is not this run's.
-        Judged { uml: false, kvm: false }.write(out).unwrap();
+        Judged {
+            uml: false,
+            kvm: false,
+        }
+        .write(out)
+        .unwrap();
         assert!(!Judged::of_output(out).unwrap().uml);
         std::fs::write(judged_path(out), b"{").unwrap();
         let e = Judged::of_output(out).unwrap_err().to_string();
-        assert!(e.contains("judged.json") && e.contains("rerun kfdo optimize"), "{e}");
+        assert!(
+            e.contains("judged.json") && e.contains("rerun kfdo optimize"),
+            "{e}"
+        );
     }
 
     #[test]
