@@ -222,6 +222,12 @@ pub fn paired_points(
     out
 }
 
+/// Whether any point's time is real: where none is (a cross build timed under its
+/// emulator), a report has nothing to hold the counters against.
+pub fn any_real_time(points: &[Point]) -> bool {
+    points.iter().any(|p| !p.time.emulated)
+}
+
 /// Every counter the points name, in first-seen order.
 pub fn counter_names(points: &[Point]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -359,6 +365,7 @@ mod tests {
         let f = fits(&pts);
         assert_eq!(f[0].n, 3);
         assert!((f[0].pearson.unwrap() - 1.0).abs() < 1e-12);
+        assert!(any_real_time(&pts) && !any_real_time(&pts[3..]));
     }
 
     #[test]

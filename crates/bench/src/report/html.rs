@@ -8,7 +8,7 @@ use super::escape::escape_html as e;
 use super::figures::{fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
 use super::plot::{distribution_svg, PALETTE};
 use crate::analysis::{Analysis, BenchmarkAnalysis};
-use crate::model_check::{program_points, Point};
+use crate::model_check::{any_real_time, program_points, Point};
 use crate::store::Heatmap;
 
 const STYLE: &str = r#"
@@ -380,7 +380,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         benchmark_section(&mut out, b, i);
     }
     let points = program_points("", a);
-    if !points.is_empty() {
+    if any_real_time(&points) {
         out.push_str(&super::model::html_section(
             &points,
             "Counters against time",

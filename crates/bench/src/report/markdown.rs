@@ -141,7 +141,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         out.push('\n');
     }
     let points = crate::model_check::program_points("", a);
-    if !points.is_empty() {
+    if crate::model_check::any_real_time(&points) {
         out.push_str("## Counters against time\n\n");
         out.push_str(&super::model::markdown(&points));
         out.push('\n');
