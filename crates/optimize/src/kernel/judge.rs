@@ -142,20 +142,13 @@ impl KernelCtx {
         let dir = self.dir("bench");
         let key = self.contenders_key("kernel benchmark", contenders, &|b| self.boots(b));
         self.boots_step("benchmark", &dir, key.finish(), |bench, db, log| {
-            let variants: Vec<Variant> = contenders
-                .iter()
-                .map(|c| {
-                    boot_variant(
-                        &c.kernel.variant,
-                        &c.kernel.make_vars,
-                        format!(
-                            "boot {} with kfdo.run={}",
-                            c.kernel.image.display(),
-                            bench.run
-                        ),
-                    )
-                })
-                .collect();
+            let variants = contender_variants(contenders, |c| {
+                format!(
+                    "boot {} with kfdo.run={}",
+                    c.kernel.image.display(),
+                    bench.run
+                )
+            });
             let mut trials = KernelTrials {
                 ctx: self,
                 contenders,
@@ -163,18 +156,9 @@ impl KernelCtx {
                 dir: dir.clone(),
                 log,
             };
-            compare_boots(
-                log,
-                &BootComparison {
-                    benchmark: format!("{}-{}", r.name, bench.name),
-                    run: &bench.run,
-                    variants,
-                    boots: self.boots(bench),
-                    db,
-                    json: dir.join(format!("{}.json", bench.name)),
-                },
-                &mut trials,
-            )
+            let boots = self.boots(bench);
+            let c = BootComparison::new(&r.name, None, bench, &dir, db, boots, variants);
+            compare_boots(log, &c, &mut trials)
         })
     }
 
@@ -271,6 +255,44 @@ pub(crate) struct BootComparison<'a> {
     pub boots: usize,
     pub db: &'a Path,
     pub json: PathBuf,
+}
+
+impl<'a> BootComparison<'a> {
+    /// Workload `bench`'s boots for the judge tagged `tag` (None: the QEMU boots; `uml`,
+    /// `kvm`): its benchmark is named `RECIPE-WORKLOAD` or `RECIPE-TAG-WORKLOAD` (the names
+    /// `kernel::model` pairs the judges by), its JSON is `DIR/WORKLOAD.json`.
+    pub fn new(
+        recipe: &str,
+        tag: Option<&str>,
+        bench: &'a KernelBench,
+        dir: &Path,
+        db: &'a Path,
+        boots: usize,
+        variants: Vec<Variant>,
+    ) -> BootComparison<'a> {
+        BootComparison {
+            benchmark: match tag {
+                None => format!("{recipe}-{}", bench.name),
+                Some(t) => format!("{recipe}-{t}-{}", bench.name),
+            },
+            run: &bench.run,
+            variants,
+            boots,
+            db,
+            json: dir.join(format!("{}.json", bench.name)),
+        }
+    }
+}
+
+/// The benchmark variants of `contenders`, each booted by `command(contender)`.
+pub(crate) fn contender_variants(
+    contenders: &[Contender],
+    command: impl Fn(&Contender) -> String,
+) -> Vec<Variant> {
+    contenders
+        .iter()
+        .map(|c| boot_variant(&c.kernel.variant, &c.kernel.make_vars, command(c)))
+        .collect()
 }
 
 /// Runs `c` through kfdo-bench's comparison into its store, saying it in `log`.

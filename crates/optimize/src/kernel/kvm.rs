@@ -10,12 +10,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
-use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
+use kfdo_bench::runner::{Measurement, RunError, Trials};
 
 use super::boot::WorkloadResult;
 use super::ctx::KernelCtx;
 use super::host_process::{run_timed, workload_results};
-use super::judge::{boot_variant, compare_boots, workload_metrics, BootComparison, Contender};
+use super::judge::{
+    compare_boots, contender_variants, workload_metrics, BootComparison, Contender,
+};
 use super::recipe::KernelBench;
 use crate::steps::exec::Log;
 
@@ -162,20 +164,13 @@ impl KernelCtx {
         let dir = self.dir("bench-kvm");
         let key = self.contenders_key("kvm benchmark", contenders, &|_| boots);
         self.boots_step("benchmark kvm", &dir, key.finish(), |bench, db, log| {
-            let variants: Vec<Variant> = contenders
-                .iter()
-                .map(|c| {
-                    boot_variant(
-                        &c.kernel.variant,
-                        &c.kernel.make_vars,
-                        format!(
-                            "KVM boot {} kfdo.run={}",
-                            c.kernel.image.display(),
-                            bench.run
-                        ),
-                    )
-                })
-                .collect();
+            let variants = contender_variants(contenders, |c| {
+                format!(
+                    "KVM boot {} kfdo.run={}",
+                    c.kernel.image.display(),
+                    bench.run
+                )
+            });
             let mut trials = KvmTrials {
                 ctx: self,
                 contenders,
@@ -183,18 +178,8 @@ impl KernelCtx {
                 dir: dir.clone(),
                 log,
             };
-            compare_boots(
-                log,
-                &BootComparison {
-                    benchmark: format!("{}-kvm-{}", r.name, bench.name),
-                    run: &bench.run,
-                    variants,
-                    boots,
-                    db,
-                    json: dir.join(format!("{}.json", bench.name)),
-                },
-                &mut trials,
-            )
+            let c = BootComparison::new(&r.name, Some("kvm"), bench, &dir, db, boots, variants);
+            compare_boots(log, &c, &mut trials)
         })
     }
 }

@@ -12,7 +12,8 @@ use kfdo_bench::report::write::load_and_analyze;
 use super::uml::judge::USER_CPU;
 
 /// The workload of a time benchmark named `{recipe}-{tag}-{workload}` whose counters
-/// benchmark is `{recipe}-{workload}` (the judges' names), if `time` is `counters`'s.
+/// benchmark is `{recipe}-{workload}` (the judges' names: `judge::BootComparison::new`),
+/// if `time` is `counters`'s.
 fn same_workload<'a>(counters: &'a str, time: &str, tag: &str) -> Option<&'a str> {
     counters.match_indices('-').find_map(|(i, _)| {
         let (recipe, workload) = (&counters[..i], &counters[i + 1..]);
@@ -172,6 +173,27 @@ mod tests {
             e.contains("judged.json") && e.contains("rerun kfdo optimize"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_judges_names_pair() {
+        use crate::kernel::judge::BootComparison;
+        use crate::kernel::recipe::KernelBench;
+        let bench = KernelBench {
+            name: "fork_exec".into(),
+            run: "fork_exec:300".into(),
+            boots: None,
+        };
+        let (dir, db) = (Path::new("/o/bench"), Path::new("/o/bench/results.db"));
+        let name =
+            |tag| BootComparison::new("linux-test", tag, &bench, dir, db, 2, vec![]).benchmark;
+        for tag in ["uml", "kvm"] {
+            assert_eq!(
+                same_workload(&name(None), &name(Some(tag)), tag),
+                Some("fork_exec")
+            );
+        }
+        assert_eq!(same_workload(&name(None), &name(Some("kvm")), "uml"), None);
     }
 
     #[test]

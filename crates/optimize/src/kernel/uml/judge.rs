@@ -162,18 +162,9 @@ impl KernelCtx {
                 dir: dir.clone(),
                 log,
             };
-            compare_boots(
-                log,
-                &BootComparison {
-                    benchmark: format!("{}-uml-{}", r.name, bench.name),
-                    run: &bench.run,
-                    variants,
-                    boots: self.uml_boots(),
-                    db,
-                    json: dir.join(format!("{}.json", bench.name)),
-                },
-                &mut trials,
-            )
+            let boots = self.uml_boots();
+            let c = BootComparison::new(&r.name, Some("uml"), bench, &dir, db, boots, variants);
+            compare_boots(log, &c, &mut trials)
         })
     }
 }
