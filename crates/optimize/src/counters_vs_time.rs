@@ -11,7 +11,7 @@ use kfdo_bench::report::write::load_and_analyze;
 
 /// What an input is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
+enum Input {
     /// A results store (`.db`), or a program's `kfdo optimize` output.
     Program,
     /// A kernel's `kfdo optimize` output: its time is the twins' and KVM's.
@@ -69,7 +69,7 @@ fn classify(path: &Path) -> anyhow::Result<(Input, std::path::PathBuf)> {
 }
 
 /// The points of one input, refused when it gives none (with what it lacks).
-pub fn points_of(path: &Path) -> anyhow::Result<(Input, Vec<Point>)> {
+pub fn points_of(path: &Path) -> anyhow::Result<Vec<Point>> {
     let (input, store) = classify(path)?;
     let group = group_name(path);
     let points = match input {
@@ -95,7 +95,7 @@ pub fn points_of(path: &Path) -> anyhow::Result<(Input, Vec<Point>)> {
             }
         );
     }
-    Ok((input, points))
+    Ok(points)
 }
 
 #[cfg(test)]

@@ -147,6 +147,16 @@ pub fn write_page(page: &Path, title: &str, points: &[Point]) -> anyhow::Result<
     std::fs::write(page, html).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", page.display()))
 }
 
+/// Removes an earlier run's page, if there is one.
+pub fn remove_page(page: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(page) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(anyhow::anyhow!("cannot remove {}: {e}", page.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -206,6 +206,10 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     } else {
         String::new()
     };
+    let judged = model::Judged {
+        uml: o.uml,
+        kvm: ctx.kvm.why_not().is_none(),
+    };
     match ctx.kvm.why_not() {
         None => {
             let boots = r.benches.iter().map(|b| ctx.boots(b)).min().unwrap_or(1);
@@ -222,14 +226,13 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
         )),
     }
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
-    let judged = model::Judged {
-        uml: o.uml,
-        kvm: ctx.kvm.why_not().is_none(),
-    };
     judged.write(&ctx.dir(""))?;
     let points = model::points(&r.name, &ctx.dir(""), judged)?;
-    if !points.is_empty() {
-        let page = ctx.dir("report").join("counters-vs-time.html");
+    let page = ctx.dir("report").join("counters-vs-time.html");
+    if points.is_empty() {
+        // A cached report step keeps its directory: an earlier run's page is not this one's.
+        model::remove_page(&page)?;
+    } else {
         model::write_page(
             &page,
             &format!("{}: counters against time", r.name),
