@@ -113,6 +113,8 @@ pub struct BuildStats {
     pub edge_weight: u64,
     /// Weight of branches (not returns) into the middle of a block.
     pub dubious_weight: u64,
+    /// Weight of records from an instruction to itself in mid-block (not branches).
+    pub self_records_weight: u64,
     /// Fall-through weight that the map cannot explain (other functions, backwards,
     /// through a block that cannot fall through).
     pub dropped_fallthrough_weight: u64,
@@ -188,6 +190,14 @@ pub fn build_cfg(
         let Some(mut to_i) = index.find(to, Direction::To) else {
             continue;
         };
+        // A record from an instruction to itself inside a block is no branch of the
+        // binary (a jump to itself starts its own block); the emulated LBR under QEMU
+        // records such pairs on a kernel's conditional jumps. It says nothing of the
+        // map, nor of an edge.
+        if from == to && index.blocks[to_i].start != to {
+            stats.self_records_weight += weight;
+            continue;
+        }
         let from_i = (from != EXTERNAL_ADDR)
             .then(|| index.find(from, Direction::From))
             .flatten();
@@ -354,5 +364,59 @@ fn set_frequencies(p: &mut ProgramCfg) {
                 .max(s.max_call_out)
                 .max(s.max_ret_in);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kfdo_elf::{BbEntry, BbFeatures, BbFunction, BbRange};
+
+    /// `f` at 0x1000: blocks [0x1000, 0x1010) and [0x1010, 0x1020), both falling through.
+    fn map() -> BbAddrMap {
+        let block = |id: u32, offset: u32| BbEntry {
+            id,
+            offset,
+            size: 0x10,
+            metadata: BbMetadata {
+                can_fall_through: true,
+                ..BbMetadata::default()
+            },
+            callsite_end_offsets: vec![],
+            hash: None,
+        };
+        BbAddrMap {
+            functions: vec![BbFunction {
+                version: Some(2),
+                features: BbFeatures::default(),
+                ranges: vec![BbRange {
+                    base: 0x1000,
+                    blocks: vec![block(0, 0), block(1, 0x10)],
+                }],
+                pgo: None,
+                entry_offset: 0,
+            }],
+        }
+    }
+
+    fn build(branches: &[((u64, u64), u64)]) -> (BuildStats, Vec<StaleFunction>) {
+        let names: FxHashMap<u64, String> = [(0x1000, "f".to_string())].into_iter().collect();
+        let raw = RawProfile {
+            ranges: FxHashMap::default(),
+            branches: branches.iter().copied().collect(),
+        };
+        let (_, stats, stale) = build_cfg(&map(), &names, &|_| true, &raw);
+        (stats, stale)
+    }
+
+    #[test]
+    fn a_record_from_an_instruction_to_itself_is_no_evidence_of_a_stale_map() {
+        let (stats, stale) = build(&[((0x1004, 0x1004), 50), ((0x100c, 0x1010), 1)]);
+        assert_eq!((stats.self_records_weight, stats.dubious_weight), (50, 0));
+        assert!(stale.is_empty(), "{stale:?}");
+        // A branch into the middle of a block still is.
+        let (stats, stale) = build(&[((0x100c, 0x1014), 50)]);
+        assert_eq!(stats.dubious_weight, 50);
+        assert_eq!(stale.len(), 1, "{stale:?}");
     }
 }
