@@ -37,6 +37,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let json = args.json.sink()?;
     let inputs: Vec<&std::path::Path> = args.inputs.iter().map(PathBuf::as_path).collect();
     super::report::refuse_overwriting_report_inputs(&args.output, json.user_file(), &inputs)?;
+    refuse_output_inside_an_input(&args.output, &inputs)?;
     let mut points: Vec<Point> = Vec::new();
     for input in &args.inputs {
         points.extend(points_of(input)?);
@@ -76,4 +77,25 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     json.text_summary(&tables, g);
     json.print()?;
     Ok(0)
+}
+
+/// Refuses `-o` inside an input directory: it would write over that output's own files
+/// (`OUT/report/index.html` of a `kfdo optimize` run, say).
+fn refuse_output_inside_an_input(
+    output: &std::path::Path,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    let absolute = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let out = absolute(output);
+    for input in inputs.iter().filter(|i| i.is_dir()) {
+        if out.starts_with(absolute(input)) {
+            anyhow::bail!(
+                "-o {} lies inside the input {}: it would write over that output's files; \
+                 give an output directory outside it",
+                output.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
 }

@@ -576,6 +576,20 @@ fn counters_against_time(out: &Path, dir: &Path, values: &dyn Fn(&str, &str) -> 
         "every point in every panel"
     );
 
+    // An output inside an input: refused before the input's own report is touched.
+    let report = out.join("report/index.html");
+    let before = std::fs::read(&report).unwrap();
+    let inside = common::kfdo()
+        .args(["counters-vs-time", "-o"])
+        .arg(out.join("report"))
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(inside.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&inside.stderr);
+    assert!(err.contains("lies inside the input"), "{err}");
+    assert_eq!(std::fs::read(&report).unwrap(), before);
+
     // An input that is not an output of kfdo optimize: refused by name, nothing written.
     let none = dir.join("nothing-here");
     std::fs::create_dir_all(&none).unwrap();
