@@ -5,6 +5,10 @@ set -euo pipefail
 
 PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
           pkg-config libclang-rt-19-dev chromium
+          # LLVM 22 beside 19 (Debian 12's bookworm-security suite): `--llvm 22` and
+          # `compiler = "clang-22"` run every LLVM tool of a step from it
+          # (kfdo_toolchain::Llvm::KNOWN; Llvm::packages names these).
+          clang-22 lld-22 llvm-22 bolt-22 libclang-rt-22-dev llvm-22-linker-tools
           # LLVM's gold plugin: the final link of a ThinLTO User-Mode Linux twin (GNU ld
           # reads the one bitcode object kbuild compiles after the LTO step); clang-19
           # pulls it in today, named here because kfdo calls it by path.

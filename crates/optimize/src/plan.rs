@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use kfdo_bench::counters::Choice;
 use kfdo_record::hardware::Method;
+use kfdo_toolchain::Llvm;
 
 use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
 use crate::program::{compiler, target::Target, Options, Recipe};
@@ -36,8 +37,14 @@ pub struct Overrides {
     pub output: Option<PathBuf>,
     pub cc: Option<String>,
     pub cxx: Option<String>,
-    pub profdata: String,
-    pub profgen: String,
+    /// The LLVM release of a clang recipe's tools (`--llvm`), over the recipe's.
+    pub llvm: Option<Llvm>,
+    /// `--compare-llvm N`: programs only: run the recipe's baseline and autofdo with
+    /// this release too (in `OUT/llvm-N`) and compare the two in the summary.
+    pub compare_llvm: Option<Llvm>,
+    /// llvm-profdata / llvm-profgen by path (default: the LLVM release's).
+    pub profdata: Option<String>,
+    pub profgen: Option<String>,
     /// Builds side by side (default: one per CPU).
     pub jobs: Option<usize>,
     pub heatmaps: bool,
@@ -49,8 +56,9 @@ pub struct Overrides {
 /// A run of one of the two pipelines, every option checked.
 #[derive(Debug)]
 pub enum Plan {
-    Program(Options),
-    Kernel(KernelOptions),
+    /// A program's run, and with `--compare-llvm` the other release's run made first.
+    Program(Box<Options>, Option<Box<Options>>),
+    Kernel(Box<KernelOptions>),
 }
 
 /// What a finished run leaves.
@@ -82,17 +90,44 @@ impl Plan {
         }
         let text = read_text(&recipe)?;
         if KernelRecipe::is_kernel_recipe(&text) {
-            kernel_plan(KernelRecipe::from_text(&recipe, &text)?, o).map(Plan::Kernel)
+            if let Some(l) = o.compare_llvm {
+                anyhow::bail!(
+                    "--compare-llvm {}: compares program recipes' builds; for a kernel, run \
+                     the recipe with --llvm N into two output directories",
+                    l.major
+                );
+            }
+            kernel_plan(KernelRecipe::from_text(&recipe, &text)?, o)
+                .map(|k| Plan::Kernel(Box::new(k)))
         } else {
-            program_plan(Recipe::from_text(&recipe, &text)?, &recipe, o).map(Plan::Program)
+            let r = Recipe::from_text(&recipe, &text)?;
+            if let Some(other) = o.compare_llvm {
+                check_compare(&r, &o, other)?;
+            }
+            let main = program_plan(r.clone(), &recipe, o.clone())?;
+            let Some(other) = o.compare_llvm else {
+                return Ok(Plan::Program(Box::new(main), None));
+            };
+            let against = against_plan(r, &recipe, &main, o, other)?;
+            let main = Options {
+                against: Some(crate::program::ctx::Against {
+                    llvm: other,
+                    out: against.out.clone(),
+                }),
+                ..main
+            };
+            Ok(Plan::Program(Box::new(main), Some(Box::new(against))))
         }
     }
 
     /// Runs the plan's pipeline.
     pub fn run(self) -> anyhow::Result<Finished> {
         match self {
-            Plan::Program(opts) => {
-                let done = crate::program::run(opts)?;
+            Plan::Program(opts, against) => {
+                if let Some(other) = against {
+                    crate::program::run(*other)?;
+                }
+                let done = crate::program::run(*opts)?;
                 Ok(Finished {
                     summary: done.summary,
                     summary_path: done.summary_path,
@@ -101,7 +136,7 @@ impl Plan {
                 })
             }
             Plan::Kernel(opts) => {
-                let done = crate::kernel::run(opts)?;
+                let done = crate::kernel::run(*opts)?;
                 Ok(Finished {
                     summary: done.summary,
                     summary_path: done.summary_path,
@@ -113,13 +148,64 @@ impl Plan {
     }
 }
 
+/// Refuses a `--compare-llvm` that has nothing to compare, before anything is made.
+fn check_compare(recipe: &Recipe, o: &Overrides, other: Llvm) -> anyhow::Result<()> {
+    let choice = compiler::with_llvm(&recipe.build.compiler, o.llvm)?;
+    let (this, _) = compiler::default_commands(&choice);
+    if !choice.starts_with("clang") {
+        anyhow::bail!(
+            "--compare-llvm {}: the recipe builds with {choice:?} ([build] compiler); \
+             --compare-llvm compares clang builds",
+            other.major
+        );
+    }
+    if this == other.clang() {
+        anyhow::bail!(
+            "--compare-llvm {}: the run already uses {this}; name another release (--llvm \
+             picks the run's own)",
+            other.major
+        );
+    }
+    if o.cc.is_some() || o.cxx.is_some() || o.profdata.is_some() || o.profgen.is_some() {
+        anyhow::bail!(
+            "--compare-llvm {}: --cc, --cxx, --llvm-profdata and --llvm-profgen name one \
+             release's tools; leave them out to compare two releases",
+            other.major
+        );
+    }
+    Ok(())
+}
+
+/// The other release's run of `--compare-llvm` (checked by [`check_compare`]): baseline
+/// and autofdo, with that release's tools, into `OUT/llvm-N`, as `main` records and
+/// counts.
+fn against_plan(
+    recipe: Recipe,
+    path: &Path,
+    main: &Options,
+    o: Overrides,
+    other: Llvm,
+) -> anyhow::Result<Options> {
+    let o = Overrides {
+        llvm: Some(other),
+        compare_llvm: None,
+        variants: Some(Variant::Autofdo.name().to_string()),
+        output: Some(main.out.join(format!("llvm-{}", other.major))),
+        heatmaps: false,
+        ..o
+    };
+    program_plan(recipe, path, o)
+}
+
 /// `path`: the recipe file as the user named it, for errors.
 fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Options> {
-    let (default_cc, default_cxx) = compiler::default_commands(&recipe.build.compiler);
+    let choice = compiler::with_llvm(&recipe.build.compiler, o.llvm)?;
+    let (default_cc, default_cxx) = compiler::default_commands(&choice);
     let cc = o.cc.unwrap_or(default_cc);
     let cxx = o.cxx.unwrap_or(default_cxx);
-    let compiler = compiler::resolve(&recipe.build.compiler, &cc)
+    let compiler = compiler::resolve(&choice, &cc)
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
+    let llvm = compiler.llvm().unwrap_or_default();
     let target = recipe
         .build
         .target
@@ -160,15 +246,21 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
         cxx,
         compiler,
         target,
-        profdata: o.profdata,
-        profgen: o.profgen,
+        profdata: o.profdata.unwrap_or_else(|| llvm.profdata()),
+        profgen: o.profgen.unwrap_or_else(|| llvm.profgen()),
         jobs: jobs(o.jobs),
         quiet: o.quiet,
         heatmaps: o.heatmaps,
+        against: None,
     })
 }
 
 fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptions> {
+    let recipe = match o.llvm {
+        Some(l) => recipe.with_llvm(l)?,
+        None => recipe,
+    };
+    let llvm = recipe.compiler()?.llvm().unwrap_or_default();
     let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
     let recipe_has_uml = recipe.uml.is_some();
@@ -184,7 +276,7 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
         boots: o.boots,
         out,
         kfdo_exe: o.kfdo_exe,
-        profgen: o.profgen,
+        profgen: o.profgen.unwrap_or_else(|| llvm.profgen()),
         jobs: jobs(o.jobs),
         quiet: o.quiet,
         heatmaps: o.heatmaps,

@@ -216,6 +216,25 @@ pub fn require_tools(names: &[&str]) -> bool {
     })
 }
 
+/// The LLVM releases a test that compares kfdo with LLVM's own tools runs against:
+/// every release kfdo is tested with ([`kfdo_toolchain::Llvm::KNOWN`]) whose `tools`
+/// (names without the version: `"clang"`, `"llvm-profgen"`) are installed. A release
+/// without them is a skip, or a failure where tests must run ([`require_tools`]).
+/// `KFDO_TEST_LLVM=22` narrows a run to one release.
+pub fn llvm_releases(tools: &[&str]) -> Vec<kfdo_toolchain::Llvm> {
+    let only = std::env::var("KFDO_TEST_LLVM")
+        .ok()
+        .and_then(|v| kfdo_toolchain::Llvm::parse(&v).ok());
+    kfdo_toolchain::Llvm::KNOWN
+        .into_iter()
+        .filter(|l| only.is_none_or(|o| o == *l))
+        .filter(|l| {
+            let names: Vec<String> = tools.iter().map(|t| l.tool(t)).collect();
+            require_tools(&names.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .collect()
+}
+
 /// `out` (a finished command's output, or a reference to one), if the command succeeded;
 /// otherwise the test fails, naming `what` and showing the exit status, stdout and
 /// stderr. The one "run, then assert success" check of the kfdo tests.

@@ -29,11 +29,11 @@ const PROGRAMS_BY_COMPUTED_NAME: &[(&str, &str)] = &[
     ("qemu-system-aarch64", "arm64 kernel boots"),
     (
         "gcc-11",
-        "kernel recipes' compilers (optimize::kernel::recipe::COMPILERS)",
+        "kernel recipes' compilers (optimize::kernel::recipe::GCC_COMPILERS)",
     ),
     (
         "gcc-12",
-        "kernel recipes' compilers (optimize::kernel::recipe::COMPILERS)",
+        "kernel recipes' compilers (optimize::kernel::recipe::GCC_COMPILERS)",
     ),
     ("g++-11", "GCC AutoFDO of C++ programs"),
     (
@@ -308,6 +308,16 @@ fn needs() -> &'static Needs {
         for (p, why) in PROGRAMS_BY_COMPUTED_NAME {
             programs.insert(p.to_string(), why.to_string());
         }
+        // Every tool of every LLVM release kfdo offers (`--llvm N`, `clang-N`), by the
+        // name kfdo_toolchain gives it.
+        for llvm in kfdo_toolchain::Llvm::KNOWN {
+            for t in kfdo_toolchain::TOOLS {
+                programs.insert(
+                    llvm.tool(t),
+                    format!("a step's tool of {llvm} (kfdo_toolchain)"),
+                );
+            }
+        }
         let names: BTreeSet<String> = programs.keys().cloned().collect();
         Needs {
             owners: packages_of(&names),
@@ -335,7 +345,13 @@ fn install_deps_installs_every_program_and_package_the_steps_call() {
         return;
     }
     let n = needs();
-    for p in ["clang-19", "llvm-profgen-19", "perf", "make"] {
+    for p in [
+        "clang-19",
+        "llvm-profgen-19",
+        "llvm-bolt-22",
+        "perf",
+        "make",
+    ] {
         assert!(
             n.programs.contains_key(p),
             "the scan of the sources missed {p}: {:?}",

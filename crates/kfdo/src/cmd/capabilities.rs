@@ -2,6 +2,7 @@
 
 use crate::output::Global;
 use kfdo_record::hardware::{Capabilities, Method};
+use kfdo_toolchain::Llvm;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -39,6 +40,7 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
     let (auto, steps) = caps.choose_auto();
     // Probed live even with --root: it is this machine's device, not a described one.
     let kvm = kfdo_record::kvm::probe(std::time::Duration::from_secs(5));
+    let llvm = kfdo_toolchain::installed();
     if a.json {
         let j = serde_json::json!({
             "machine": &caps,
@@ -54,6 +56,11 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
                 "why_not": kvm.why_not(),
                 "probe": &kvm,
             }),
+            "llvm": {
+                "default": Llvm::DEFAULT.major,
+                "known": Llvm::KNOWN.iter().map(|l| l.major).collect::<Vec<_>>(),
+                "installed": &llvm,
+            },
         });
         println!("{}", serde_json::to_string_pretty(&j)?);
         return Ok(0);
@@ -117,9 +124,54 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
         ),
     }
     println!();
+    print_llvm(&llvm);
+    println!();
     println!("kfdo record --method auto would use: {}", auto.name());
     for s in steps {
         println!("  - {s}");
     }
     Ok(0)
+}
+
+/// The LLVM releases installed, which one `kfdo optimize` uses by default, and what a
+/// release lacks of the tools kfdo runs.
+fn print_llvm(installed: &[kfdo_toolchain::Installed]) {
+    println!(
+        "LLVM releases (kfdo optimize --llvm N; default {}, tested with {}):",
+        Llvm::DEFAULT.major,
+        Llvm::KNOWN
+            .iter()
+            .map(|l| l.major.to_string())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    );
+    if installed.is_empty() {
+        println!(
+            "  none (apt-get install {})",
+            Llvm::DEFAULT.packages().join(" ")
+        );
+    }
+    for i in installed {
+        let tested = if i.known { "" } else { ", not tested by kfdo" };
+        let version = i.version.as_deref().unwrap_or("version unknown");
+        if i.complete() {
+            println!("  {:<3} {version}{tested}: every tool kfdo runs", i.major);
+        } else {
+            println!(
+                "  {:<3} {version}{tested}: lacks {} (apt-get install {})",
+                i.major,
+                i.missing.join(", "),
+                Llvm::new(i.major).packages().join(" ")
+            );
+        }
+    }
+    for k in Llvm::KNOWN {
+        if !installed.iter().any(|i| i.major == k.major) {
+            println!(
+                "  {:<3} not installed (apt-get install {})",
+                k.major,
+                k.packages().join(" ")
+            );
+        }
+    }
 }

@@ -6,6 +6,7 @@ use anyhow::Context;
 use kfdo_bench::counters::Choice;
 use kfdo_optimize::{Overrides, Plan};
 use kfdo_record::hardware::Method;
+use kfdo_toolchain::Llvm;
 
 use crate::output::Global;
 
@@ -57,25 +58,40 @@ pub struct Args {
     /// Output directory (default: kfdo-optimize/NAME).
     #[arg(long, short = 'o', value_name = "DIR")]
     output: Option<PathBuf>,
-    /// C compiler, of the family the recipe's [build] compiler names (default: clang-19;
-    /// gcc / gcc-N for a GCC recipe).
+    /// The LLVM release of a clang recipe's tools, over its compiler = "clang-N": every
+    /// LLVM tool of the run (clang, lld, llvm-profgen, llvm-profdata, llvm-bolt) comes
+    /// from it (`kfdo capabilities` lists those installed).
+    #[arg(long, value_name = "N")]
+    llvm: Option<String>,
+    /// Programs: also build the baseline and autofdo with this LLVM release (in
+    /// OUT/llvm-N) and compare the two releases' baselines and AutoFDO gains in the summary.
+    #[arg(long, value_name = "N")]
+    compare_llvm: Option<String>,
+    /// C compiler, of the family the recipe's [build] compiler names (default: the LLVM
+    /// release's clang-N; gcc / gcc-N for a GCC recipe).
     #[arg(long, value_name = "CC")]
     cc: Option<String>,
-    /// C++ compiler (default: clang++-19; g++ / g++-N for a GCC recipe).
+    /// C++ compiler (default: clang++-N; g++ / g++-N for a GCC recipe).
     #[arg(long, value_name = "CXX")]
     cxx: Option<String>,
-    /// llvm-profdata, for the instrumented profile.
-    #[arg(long, value_name = "PATH", default_value = "llvm-profdata-19")]
-    llvm_profdata: String,
-    /// llvm-profgen, the reference converter.
-    #[arg(long, value_name = "PATH", default_value = "llvm-profgen-19")]
-    llvm_profgen: String,
+    /// llvm-profdata, for the instrumented profile (default: the LLVM release's).
+    #[arg(long, value_name = "PATH")]
+    llvm_profdata: Option<String>,
+    /// llvm-profgen, the reference converter (default: the LLVM release's).
+    #[arg(long, value_name = "PATH")]
+    llvm_profgen: Option<String>,
     /// Builds run side by side (default: the number of CPUs).
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
     /// Skip the heat maps (they record the optimized build once more).
     #[arg(long)]
     no_heatmaps: bool,
+}
+
+/// `--OPTION N`: an LLVM release.
+fn parse_llvm(option: &str, text: Option<&str>) -> anyhow::Result<Option<Llvm>> {
+    text.map(|t| Llvm::parse(t).map_err(|e| anyhow::anyhow!("--{option} {t}: {e}")))
+        .transpose()
 }
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
@@ -103,6 +119,8 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         output: a.output,
         cc: a.cc,
         cxx: a.cxx,
+        llvm: parse_llvm("llvm", a.llvm.as_deref())?,
+        compare_llvm: parse_llvm("compare-llvm", a.compare_llvm.as_deref())?,
         profdata: a.llvm_profdata,
         profgen: a.llvm_profgen,
         jobs: a.jobs,

@@ -32,7 +32,7 @@ use super::summary;
 use super::train::KernelRecording;
 use super::uml::{self, twin::twin_of};
 use super::variant::{fdo_of, Fdo, PropellerRole, PROPELLER_BASE};
-use crate::steps::agree::profiles_agree;
+use crate::steps::agree::{profiles_agree, tool_name};
 use crate::steps::{ProfileFile, Steps};
 use crate::vocabulary::CompileProfile;
 
@@ -184,7 +184,11 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     let mut notes = vec![training_note(r, &src)];
     if let Some(p) = &trained.profgen {
         // llvm-profgen reads the vmlinux only: the comparison leaves the modules out.
-        notes.push(profiles_agree(&trained.kfdo_vmlinux, &p.path));
+        notes.push(profiles_agree(
+            &trained.kfdo_vmlinux,
+            &p.path,
+            tool_name(&ctx.opts.profgen),
+        ));
     }
     let kernels = build_variants(ctx, &src, &base, &configs, &workload, &trained)?;
     for k in &kernels {

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
+use kfdo_toolchain::Llvm;
 
 use crate::steps::recipe_file::{check_table_names, name_ok};
 use crate::vocabulary::{Compiler, Variant};
@@ -61,8 +62,8 @@ pub struct Kernel {
     /// Kconfig fragments (`CONFIG_X=y` lines) merged on top, relative to the recipe.
     #[serde(default)]
     pub fragments: Vec<PathBuf>,
-    /// The compiler of every variant that does not name another: `clang-19` (LLVM=-19,
-    /// the whole LLVM toolchain) or `gcc-12`.
+    /// The compiler of every variant that does not name another: `clang-19` or
+    /// `clang-22` (LLVM=-N, the whole LLVM toolchain of that release) or `gcc-12`.
     #[serde(default = "default_compiler")]
     pub compiler: String,
     /// How the profile reaches the build: `kconfig` (CONFIG_AUTOFDO_CLANG and
@@ -114,7 +115,7 @@ pub struct UmlSpec {
 #[serde(deny_unknown_fields)]
 pub struct VariantSpec {
     pub name: String,
-    /// `clang-19` or `gcc-12` (default: the recipe's compiler).
+    /// `clang-19`, `clang-22` or `gcc-12` (default: the recipe's compiler).
     pub compiler: Option<String>,
     /// Extra compiler flags for every kernel object (`KCFLAGS`), e.g. `-O3`, `-march=native`.
     #[serde(default)]
@@ -186,16 +187,54 @@ pub const KERNEL_VARIANTS: [Variant; 6] = [
     Variant::Ifdo,
 ];
 
-pub const COMPILERS: &[&str] = &["clang-19", "gcc-12", "gcc-11"];
+/// The GCC releases kfdo builds kernels with (Debian 12's).
+const GCC_COMPILERS: &[&str] = &["gcc-12", "gcc-11"];
 
-/// A kernel recipe's `compiler` (one of [`COMPILERS`]).
+/// Every compiler a kernel recipe may name: clang of each LLVM release kfdo is tested
+/// with, and [`GCC_COMPILERS`].
+pub fn compilers() -> Vec<String> {
+    Llvm::KNOWN
+        .iter()
+        .map(|l| l.clang())
+        .chain(GCC_COMPILERS.iter().map(|g| g.to_string()))
+        .collect()
+}
+
+/// A kernel recipe's `compiler` (one of [`compilers`]).
 pub fn parse_compiler(name: &str) -> anyhow::Result<Compiler> {
+    let all = compilers();
     match Compiler::from_command(name) {
-        Some(c) if COMPILERS.contains(&name) => Ok(c),
+        Some(c) if all.iter().any(|a| a == name) => Ok(c),
         _ => bail!(
             "compiler = {name:?}: use one of {} (Debian 12's clang and gcc)",
-            COMPILERS.join(", ")
+            all.join(", ")
         ),
+    }
+}
+
+impl KernelRecipe {
+    /// The recipe with `--llvm` applied: every clang build (the recipe's and its own
+    /// variants') uses that release; a GCC recipe has none to change and is refused.
+    pub fn with_llvm(mut self, llvm: Llvm) -> anyhow::Result<KernelRecipe> {
+        if !self.compiler()?.is_clang() {
+            bail!(
+                "--llvm {}: the recipe builds with {:?} ([kernel] compiler); --llvm picks the \
+                 release of a clang recipe's tools",
+                llvm.major,
+                self.kernel.compiler
+            );
+        }
+        parse_compiler(&llvm.clang()).map_err(|e| anyhow::anyhow!("--llvm {}: {e}", llvm.major))?;
+        self.kernel.compiler = llvm.clang();
+        for v in &mut self.variants {
+            if v.compiler
+                .as_deref()
+                .is_some_and(|c| c.starts_with("clang-"))
+            {
+                v.compiler = Some(llvm.clang());
+            }
+        }
+        Ok(self)
     }
 }
 
@@ -214,7 +253,7 @@ impl KernelRecipe {
         if !self.compiler().is_ok_and(Compiler::is_clang) {
             bail!(
                 "[uml]: kfdo builds User-Mode Linux twins with clang, and this recipe builds \
-                 with {:?}; remove [uml], or use compiler = \"clang-19\"",
+                 with {:?}; remove [uml], or use a clang compiler (\"clang-19\")",
                 self.kernel.compiler
             );
         }
@@ -287,7 +326,7 @@ impl KernelRecipe {
         {
             bail!(
                 "[kernel] arch = \"arm64\" with compiler = {:?}: arm64 kernels are \
-                 cross-compiled with clang (LLVM=-19 targets arm64 by itself); GCC kernels \
+                 cross-compiled with clang (LLVM=-N targets arm64 by itself); GCC kernels \
                  are x86_64 only for now. Use compiler = \"clang-19\" (recipes/linux-arm64)",
                 k.compiler
             );

@@ -12,7 +12,8 @@ use std::process::Command;
 
 use anyhow::bail;
 
-use crate::vocabulary::compiler::DEFAULT_LLVM;
+use kfdo_toolchain::Llvm;
+
 use crate::vocabulary::{Compiler, Variant};
 
 /// Flags every GCC build gets: line tables for the sampling profile, DWARF 4 because
@@ -20,10 +21,12 @@ use crate::vocabulary::{Compiler, Variant};
 /// to 5). GCC has no `-fdebug-info-for-profiling`: its discriminators are always on.
 pub const GCC_DEBUG_CFLAGS: &str = "-g -gdwarf-4";
 
-/// `[build] compiler` of a recipe: `clang`, `gcc` (the `gcc` on PATH) or `gcc-N`.
+/// `[build] compiler` of a recipe: `clang` (LLVM's default release), `clang-N`, `gcc`
+/// (the `gcc` on PATH) or `gcc-N`.
 pub fn check_choice(choice: &str) -> anyhow::Result<()> {
     match choice {
         "clang" | "gcc" => Ok(()),
+        c if c.starts_with("clang-") && Llvm::parse(c).is_ok() => Ok(()),
         c if c
             .strip_prefix("gcc-")
             .is_some_and(|n| n.parse::<u32>().is_ok()) =>
@@ -31,30 +34,66 @@ pub fn check_choice(choice: &str) -> anyhow::Result<()> {
             Ok(())
         }
         c => bail!(
-            "[build] compiler = {c:?}: use \"clang\" (the default: clang-19), \"gcc\" (the gcc \
-             on PATH) or \"gcc-N\" (e.g. \"gcc-12\")"
+            "[build] compiler = {c:?}: use \"clang\" (the default: {}), \"clang-N\" (e.g. \
+             \"clang-22\"), \"gcc\" (the gcc on PATH) or \"gcc-N\" (e.g. \"gcc-12\")",
+            Llvm::DEFAULT.clang()
         ),
+    }
+}
+
+/// The recipe's choice with `--llvm` applied: a clang recipe builds with that release;
+/// a GCC recipe has no LLVM release to change, so `--llvm` is refused for it.
+pub fn with_llvm(choice: &str, llvm: Option<Llvm>) -> anyhow::Result<String> {
+    check_choice(choice)?;
+    match llvm {
+        None => Ok(choice.to_string()),
+        Some(l) if choice == "clang" || choice.starts_with("clang-") => Ok(l.clang()),
+        Some(l) => bail!(
+            "--llvm {}: the recipe builds with {choice:?} ([build] compiler); --llvm picks the \
+             release of a clang recipe's tools",
+            l.major
+        ),
+    }
+}
+
+/// The LLVM release of a clang choice (`clang`: the default).
+fn llvm_of(choice: &str) -> Option<Llvm> {
+    match choice {
+        "clang" => Some(Llvm::DEFAULT),
+        c if c.starts_with("clang-") => Llvm::parse(c).ok(),
+        _ => None,
     }
 }
 
 /// The C and C++ compilers a choice names (`--cc` / `--cxx` override them).
 pub fn default_commands(choice: &str) -> (String, String) {
-    match choice {
-        "gcc" => ("gcc".into(), "g++".into()),
-        c if c.starts_with("gcc-") => (c.to_string(), format!("g++-{}", &c[4..])),
-        _ => (
-            format!("clang-{DEFAULT_LLVM}"),
-            format!("clang++-{DEFAULT_LLVM}"),
-        ),
+    match llvm_of(choice) {
+        Some(l) => (l.clang(), l.clangxx()),
+        None if choice == "gcc" => ("gcc".into(), "g++".into()),
+        None => (choice.to_string(), format!("g++-{}", &choice[4..])),
     }
 }
 
-/// The compiler `choice` names, with GCC's major release asked of `cc` itself
-/// (`-dumpversion`), so `--cc` pointing elsewhere is honoured.
+/// The compiler `choice` names. GCC's major release is asked of `cc` itself
+/// (`-dumpversion`), so `--cc` pointing elsewhere is honoured; a clang release must be
+/// installed (its other tools are run by name).
 pub fn resolve(choice: &str, cc: &str) -> anyhow::Result<Compiler> {
     check_choice(choice)?;
-    if choice == "clang" {
-        return Ok(Compiler::Clang { llvm: DEFAULT_LLVM });
+    if let Some(llvm) = llvm_of(choice) {
+        let runs = Command::new(cc)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !runs {
+            bail!(
+                "cannot run {cc} (the recipe builds with {}; install {}: apt-get install {}, \
+                 or pick another release with --llvm)",
+                llvm.clang(),
+                llvm,
+                llvm.packages().join(" ")
+            );
+        }
+        return Ok(Compiler::Clang { llvm });
     }
     let out = Command::new(cc).arg("-dumpversion").output().map_err(|e| {
         anyhow::anyhow!(
@@ -134,10 +173,10 @@ mod tests {
 
     #[test]
     fn choices_and_their_commands() {
-        for ok in ["clang", "gcc", "gcc-11", "gcc-12"] {
+        for ok in ["clang", "clang-19", "clang-22", "gcc", "gcc-11", "gcc-12"] {
             check_choice(ok).unwrap();
         }
-        for bad in ["icc", "gcc-", "gcc-x", "clang-19"] {
+        for bad in ["icc", "gcc-", "gcc-x", "clang-", "clang-x", "llvm-22"] {
             let e = check_choice(bad).unwrap_err().to_string();
             assert!(e.contains("[build] compiler") && e.contains(bad), "{e}");
         }
@@ -146,6 +185,27 @@ mod tests {
             ("gcc-11".into(), "g++-11".into())
         );
         assert_eq!(default_commands("clang").0, "clang-19");
+        assert_eq!(
+            default_commands("clang-22"),
+            ("clang-22".into(), "clang++-22".into())
+        );
+    }
+
+    #[test]
+    fn llvm_picks_a_clang_recipes_release_and_is_refused_for_gcc() {
+        let l22 = Some(Llvm::new(22));
+        assert_eq!(with_llvm("clang", l22).unwrap(), "clang-22");
+        assert_eq!(with_llvm("clang-19", l22).unwrap(), "clang-22");
+        assert_eq!(with_llvm("clang-22", None).unwrap(), "clang-22");
+        assert_eq!(with_llvm("gcc-12", None).unwrap(), "gcc-12");
+        let e = with_llvm("gcc-12", l22).unwrap_err().to_string();
+        assert!(e.contains("--llvm 22") && e.contains("gcc-12"), "{e}");
+    }
+
+    #[test]
+    fn a_clang_release_that_is_not_installed_is_named_with_its_packages() {
+        let e = resolve("clang-7", "clang-7").unwrap_err().to_string();
+        assert!(e.contains("apt-get install clang-7 lld-7"), "{e}");
     }
 
     #[test]
@@ -157,7 +217,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("autofdo+thinlto") && e.contains("gcc 12"), "{e}");
-        check_variants(Compiler::Clang { llvm: DEFAULT_LLVM }, &Variant::ALL).unwrap();
+        check_variants(
+            Compiler::Clang {
+                llvm: Llvm::DEFAULT,
+            },
+            &Variant::ALL,
+        )
+        .unwrap();
         for v in Variant::parse_list(default_variants(gcc)).unwrap() {
             assert!(gcc_builds.contains(&v));
         }

@@ -38,6 +38,25 @@ pub struct Options {
     pub quiet: bool,
     /// Record the optimized build too, for the heat map of baseline vs optimized.
     pub heatmaps: bool,
+    /// `--compare-llvm N`: the run of the same recipe with another LLVM release, made
+    /// before this one, that the summary compares this run with.
+    pub against: Option<Against>,
+}
+
+/// Another LLVM release's run of the same recipe (`program::llvm_compare`).
+#[derive(Debug, Clone)]
+pub struct Against {
+    pub llvm: kfdo_toolchain::Llvm,
+    /// Its output directory (`OUT/llvm-N`).
+    pub out: PathBuf,
+}
+
+impl Options {
+    /// The LLVM release whose tools the run's LLVM steps use (a GCC recipe's: the
+    /// default release, for what GCC builds do not replace).
+    pub fn llvm(&self) -> kfdo_toolchain::Llvm {
+        self.compiler.llvm().unwrap_or_default()
+    }
 }
 
 /// The program pipeline's context: its options and the shared [`Steps`].

@@ -14,6 +14,7 @@ pub mod compiler;
 pub mod ctx;
 pub mod flags;
 pub mod judge;
+pub mod llvm_compare;
 pub mod pipeline;
 pub mod postlink;
 pub mod recipe;

@@ -28,7 +28,7 @@ use super::flags::{clang_flags, propeller_flags};
 use super::judge::{resolve_counters, HeatInput};
 use super::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
 use super::train::{resolve_method, PropellerProfiles, Recording};
-use crate::steps::agree::profiles_agree;
+use crate::steps::agree::{profiles_agree, tool_name};
 use crate::steps::gcc_note::gcc_autofdo_note;
 use crate::steps::ProfileFile;
 use crate::vocabulary::{ProfileKind, Variant};
@@ -254,7 +254,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let trained = train(ctx, &baseline, instrumented.as_ref(), setup.method)?;
     let mut notes = Vec::new();
     if let (Some(k), Some(l)) = (&trained.kfdo, &trained.profgen) {
-        notes.push(profiles_agree(&k.path, &l.path));
+        notes.push(profiles_agree(&k.path, &l.path, tool_name(&o.profgen)));
     }
     if let Some(p) = &trained.on_baseline.propeller {
         notes.push(format!(
@@ -279,12 +279,23 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let heat = record_heat(ctx, &built, recording, setup.method)?;
     let report = ctx.report(&db, &heat)?;
     let time_label = o.target.as_ref().map(|t| t.time_label());
-    let (summary, gains) = super::summary::summarize(
+    let (mut summary, gains) = super::summary::summarize(
         &report.join("kfdo.db"),
         &ctx.recipe().name,
         &notes,
         time_label.as_deref(),
     )?;
+    if let Some(against) = &o.against {
+        let this = super::llvm_compare::Run {
+            llvm: o.llvm(),
+            store: &report.join("kfdo.db"),
+        };
+        let other = super::llvm_compare::Run {
+            llvm: against.llvm,
+            store: &against.out.join("report/kfdo.db"),
+        };
+        summary.push_str(&super::llvm_compare::section(&this, &other, &against.out)?);
+    }
     std::fs::write(
         o.out.join("summary.json"),
         serde_json::to_vec_pretty(&gains)?,
@@ -324,8 +335,25 @@ fn set_up(ctx: &Ctx) -> anyhow::Result<Setup> {
             );
         }
     }
+    if method == Method::Ip && !o.llvm().differences().profgen_leading_ip_only {
+        if let Some(v) = o
+            .variants
+            .iter()
+            .find(|v| v.profile() == ProfileKind::LlvmProfgen)
+        {
+            anyhow::bail!(
+                "--variants {}: the training run would be recorded with --method ip (no branch \
+                 stacks), and {}'s llvm-profgen has no --leading-ip-only (LLVM 19's has), so it \
+                 cannot convert it; leave {} out, record with branch stacks (--method \
+                 emulated), or use --llvm 19",
+                v.name(),
+                o.llvm(),
+                v.name()
+            );
+        }
+    }
     let bolt_id = if layout.iter().any(|v| v.profile() == ProfileKind::Bolt) {
-        Some(crate::program::postlink::bolt_identity()?)
+        Some(crate::program::postlink::bolt_identity(ctx.opts.llvm())?)
     } else {
         None
     };

@@ -1,10 +1,12 @@
 //! The layout steps of the Propeller and BOLT variants that are not compiles: BOLT
-//! rewriting a linked program with kfdo's fdata (`llvm-bolt-19`), and reading back
+//! rewriting a linked program with kfdo's fdata (the run's `llvm-bolt-N`), and reading back
 //! what the tools said about the profiles (lld's symbol-ordering warnings, BOLT's),
 //! so they reach the progress output and the summary instead of staying in a log.
 
 use std::path::Path;
 use std::process::Command;
+
+use kfdo_toolchain::Llvm;
 
 use super::compile::Built;
 use super::ctx::Ctx;
@@ -15,24 +17,24 @@ use crate::steps::fresh_dir;
 use crate::steps::ProfileFile;
 use crate::vocabulary::Variant;
 
-/// BOLT, LLVM 19's.
-pub const BOLT: &str = "llvm-bolt-19";
-
 /// How many of a tool's warnings the progress output and the summary quote.
 pub const QUOTED_WARNINGS: usize = 5;
 
-/// `llvm-bolt-19 --version`, for keys; an error that says how to get it.
-pub fn bolt_identity() -> anyhow::Result<String> {
-    crate::steps::tool_identity(&[BOLT]).map_err(|e| {
+/// `llvm-bolt-N --version` of the run's LLVM release, for keys; an error that says how
+/// to get it.
+pub fn bolt_identity(llvm: Llvm) -> anyhow::Result<String> {
+    let bolt = llvm.bolt();
+    crate::steps::tool_identity(&[&bolt]).map_err(|e| {
         anyhow::anyhow!(
-            "the BOLT variants need {BOLT}: {e:#} (Debian: apt-get install bolt-19, which \
-             bash scripts/install-deps.sh does)"
+            "the BOLT variants need {bolt}: {e:#} (Debian: apt-get install bolt-{}, which \
+             bash scripts/install-deps.sh does)",
+            llvm.major
         )
     })
 }
 
 impl Ctx {
-    /// `variant` (a BOLT variant): `llvm-bolt-19` rewrites `base` (linked with
+    /// `variant` (a BOLT variant): the run's `llvm-bolt-N` rewrites `base` (linked with
     /// `--emit-relocs`) with the fdata `profile`, into `build/VARIANT/BINARY`. Keyed by
     /// the input program's and the profile's content, BOLT's options and its version.
     pub fn bolt(
@@ -47,6 +49,7 @@ impl Ctx {
         let dir = self.dir(&format!("build/{label}"));
         let binary = dir.join(&r.build.binary);
         let step = format!("build {label}");
+        let bolt = self.opts.llvm().bolt();
         let key = Key::new("bolt")
             .add("binary", &base.hash)
             .add("fdata", &profile.hash)
@@ -66,7 +69,7 @@ impl Ctx {
             ));
             // BOLT reports on stdout and warns on stderr: both go to this step's log.
             log.run(
-                Command::new(BOLT)
+                Command::new(&bolt)
                     .arg(&base.binary)
                     .arg("-o")
                     .arg(&binary)
@@ -76,7 +79,7 @@ impl Ctx {
             )?;
             if !binary.is_file() {
                 return Err(log.fail(format!(
-                    "{BOLT} succeeded but did not write {}",
+                    "{bolt} succeeded but did not write {}",
                     binary.display()
                 )));
             }
@@ -89,7 +92,7 @@ impl Ctx {
             cflags: base.cflags.clone(),
             ldflags: base.ldflags.clone(),
             postlink: format!(
-                "{BOLT} -data={} {}",
+                "{bolt} -data={} {}",
                 profile.path.display(),
                 BOLT_OPTIONS.join(" ")
             ),

@@ -136,10 +136,10 @@ impl Recipe {
         super::compiler::check_choice(&self.build.compiler)?;
         if let Some(t) = &self.build.target {
             super::target::Target::parse(t)?;
-            if self.build.compiler != "clang" {
+            if !self.build.compiler.starts_with("clang") {
                 bail!(
-                    "[build] target = {t:?} with compiler = {:?}: cross builds use clang-19 \
-                     (--target); leave `compiler` out",
+                    "[build] target = {t:?} with compiler = {:?}: cross builds use clang \
+                     (--target); leave `compiler` out or name a clang release",
                     self.build.compiler
                 );
             }
@@ -286,7 +286,7 @@ command = "{bin} --size 50"
                     "binary = \"demo\"",
                     "binary = \"demo\"\ntarget = \"aarch64-linux-gnu\"\ncompiler = \"gcc\"",
                 ),
-                "cross builds use clang-19",
+                "cross builds use clang (--target)",
             ),
         ];
         for (text, want) in cases {

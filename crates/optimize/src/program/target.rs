@@ -38,7 +38,7 @@ fn refusal(v: Variant) -> Option<&'static str> {
         Variant::Ifdo => Some(
             "instrumented PGO links clang's profile runtime for the target \
              (libclang_rt.profile-aarch64.a), which no package installable on this \
-             x86-64 system provides (Debian ships it in libclang-rt-19-dev:arm64, which needs \
+             x86-64 system provides (Debian ships it in libclang-rt-N-dev:arm64, which needs \
              dpkg's arm64 architecture and arm64 libraries; the cross packages have only \
              GCC's libgcov)",
         ),
@@ -59,7 +59,7 @@ impl Target {
                 arch: Arch::Aarch64,
             }),
             t => bail!(
-                "[build] target = {t:?}: kfdo builds for {} (clang-19 --target, Debian's cross \
+                "[build] target = {t:?}: kfdo builds for {} (clang --target, Debian's cross \
                  sysroot); leave `target` out to build for this machine",
                 TARGETS.join(", ")
             ),

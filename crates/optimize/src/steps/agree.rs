@@ -3,13 +3,22 @@
 
 use std::path::Path;
 
-/// Says whether kfdo's profile equals llvm-profgen-19's (they read the same
-/// perf.data), and if not, how many functions differ.
-pub fn profiles_agree(kfdo: &Path, profgen: &Path) -> String {
+/// The name a tool is known by: the file name of its path (`llvm-profgen-22`).
+pub fn tool_name(path: &str) -> &str {
+    Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(path)
+}
+
+/// Says whether kfdo's profile equals the one `profgen_name` (the llvm-profgen that
+/// ran: `llvm-profgen-22`) made of the same perf.data, and if not, how many
+/// functions differ.
+pub fn profiles_agree(kfdo: &Path, profgen: &Path, profgen_name: &str) -> String {
     let read = |p: &Path| kfdo_afdo::read_profile(p).map_err(|e| e.to_string());
     match (read(kfdo), read(profgen)) {
         (Ok(a), Ok(b)) if a == b => format!(
-            "kfdo's profile equals llvm-profgen-19's ({} functions), so autofdo and \
+            "kfdo's profile equals {profgen_name}'s ({} functions), so autofdo and \
              autofdo-llvm-profgen are the same build up to timing noise",
             a.functions.len()
         ),
@@ -21,7 +30,7 @@ pub fn profiles_agree(kfdo: &Path, profgen: &Path) -> String {
                 .filter(|n| a.functions.get(**n) != b.functions.get(**n))
                 .count();
             format!(
-                "kfdo's profile differs from llvm-profgen-19's in {differ} of {} functions \
+                "kfdo's profile differs from {profgen_name}'s in {differ} of {} functions \
                  ({:.1} % of the functions equal)",
                 names.len(),
                 100.0 * (names.len() - differ) as f64 / names.len().max(1) as f64

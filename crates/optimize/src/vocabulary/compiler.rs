@@ -1,17 +1,17 @@
 //! The compiler that builds a variant, for programs and kernels: clang of one LLVM
-//! release (its tools come from the same release: `ld.lld-19`, `llvm-profgen-19` ...)
+//! release (its tools come from the same release, `kfdo_toolchain::Llvm`: `ld.lld-22`,
+//! `llvm-profgen-22` ...)
 //! or GCC of one major release (which picks the gcov profile's format version: each
 //! release reads only its own). How a recipe spells its choice, and how it is resolved,
 //! is each pipeline's own (`program::compiler`, `kernel::recipe`).
 
-use super::variant::Variant;
+use kfdo_toolchain::Llvm;
 
-/// The LLVM release kfdo's clang builds use.
-pub const DEFAULT_LLVM: u32 = 19;
+use super::variant::Variant;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compiler {
-    Clang { llvm: u32 },
+    Clang { llvm: Llvm },
     Gcc { major: u32 },
 }
 
@@ -21,7 +21,9 @@ impl Compiler {
         let (family, release) = command.split_once('-')?;
         let release: u32 = release.parse().ok()?;
         match family {
-            "clang" => Some(Compiler::Clang { llvm: release }),
+            "clang" => Some(Compiler::Clang {
+                llvm: Llvm::new(release),
+            }),
             "gcc" => Some(Compiler::Gcc { major: release }),
             _ => None,
         }
@@ -46,15 +48,20 @@ impl Compiler {
     /// The C compiler's command: `clang-19`, `gcc-12`.
     pub fn command(self) -> String {
         match self {
-            Compiler::Clang { llvm } => format!("clang-{llvm}"),
+            Compiler::Clang { llvm } => llvm.clang(),
             Compiler::Gcc { major } => format!("gcc-{major}"),
         }
     }
 
     /// kbuild's `LLVM=` version suffix of a clang build (`-19`).
     pub fn llvm_suffix(self) -> Option<String> {
+        self.llvm().map(Llvm::kbuild_llvm)
+    }
+
+    /// The LLVM release of a clang build; None for GCC.
+    pub fn llvm(self) -> Option<Llvm> {
         match self {
-            Compiler::Clang { llvm } => Some(format!("-{llvm}")),
+            Compiler::Clang { llvm } => Some(llvm),
             Compiler::Gcc { .. } => None,
         }
     }
@@ -79,13 +86,15 @@ mod tests {
 
     #[test]
     fn commands_name_family_and_release_both_ways() {
-        for command in ["clang-19", "gcc-12", "gcc-11"] {
+        for command in ["clang-19", "clang-22", "gcc-12", "gcc-11"] {
             assert_eq!(Compiler::from_command(command).unwrap().command(), command);
         }
         for bad in ["clang", "gcc", "gcc-x", "icc-1", "clang-"] {
             assert_eq!(Compiler::from_command(bad), None, "{bad}");
         }
-        let clang = Compiler::Clang { llvm: DEFAULT_LLVM };
+        let clang = Compiler::Clang {
+            llvm: Llvm::DEFAULT,
+        };
         assert_eq!(clang.llvm_suffix().as_deref(), Some("-19"));
         assert_eq!(Compiler::Gcc { major: 12 }.llvm_suffix(), None);
         assert_eq!(Compiler::Gcc { major: 12 }.name(), "gcc 12");
@@ -97,7 +106,10 @@ mod tests {
         let gcc = Compiler::Gcc { major: 12 };
         for v in Variant::ALL {
             assert_eq!(gcc.can_build(v), !v.needs_llvm(), "{v:?}");
-            assert!(Compiler::Clang { llvm: 19 }.can_build(v));
+            assert!(Compiler::Clang {
+                llvm: Llvm::new(22)
+            }
+            .can_build(v));
         }
     }
 }

@@ -60,10 +60,9 @@ pub fn is_thinlto(twin: &KernelVariant) -> bool {
     twin.kconfig.get("LTO_CLANG_THIN").is_some_and(|v| v == "y")
 }
 
-/// LLVM's gold plugin of the twin's toolchain (`llvm-19-linker-tools`).
+/// LLVM's gold plugin of the twin's toolchain (`llvm-N-linker-tools`).
 pub fn gold_plugin(twin: &KernelVariant) -> PathBuf {
-    let llvm = twin.compiler.llvm_suffix().unwrap_or_default();
-    PathBuf::from(format!("/usr/lib/llvm{llvm}/lib/LLVMgold.so"))
+    twin.compiler.llvm().unwrap_or_default().gold_plugin()
 }
 
 /// The text of the clang configuration file of a ThinLTO twin's compiler.
