@@ -1,5 +1,6 @@
-//! `BbAddrMap::read` against `llvm-readobj-19 --bb-addr-map`, field by field, on
-//! programs clang-19 builds at test time: plain, with the PGO analysis map, with
+//! `BbAddrMap::read` against `llvm-readobj --bb-addr-map`, field by field, on
+//! programs clang builds at test time, with the tools of each LLVM release kfdo is
+//! tested with (19 writes map version 2, 22 version 5): plain, with the PGO analysis map, with
 //! basic-block sections (several ranges per function), as a relocatable object, and
 //! the older versions 0 and 1 written by yaml2obj-19. Malformed maps must fail with
 //! the section and byte offset named.
@@ -38,8 +39,8 @@ fn num(v: &str) -> u64 {
 }
 
 /// Parses `llvm-readobj --bb-addr-map`'s nested "Key: value" text.
-fn readobj(bin: &Path) -> Vec<ReadobjFunction> {
-    let text = run("llvm-readobj-19", &["--bb-addr-map", bin.to_str().unwrap()]);
+fn readobj(llvm: Llvm, bin: &Path) -> Vec<ReadobjFunction> {
+    let text = run(&llvm.readobj(), &["--bb-addr-map", bin.to_str().unwrap()]);
     let mut out: Vec<ReadobjFunction> = Vec::new();
     let mut in_pgo = false;
     for line in text.lines() {
@@ -149,8 +150,8 @@ fn ours(bin_path: &Path, bias: u64) -> Vec<ReadobjFunction> {
         .collect()
 }
 
-fn assert_same(bin: &Path, bias: u64) -> Vec<ReadobjFunction> {
-    let theirs = readobj(bin);
+fn assert_same(llvm: Llvm, bin: &Path, bias: u64) -> Vec<ReadobjFunction> {
+    let theirs = readobj(llvm, bin);
     let mine = ours(bin, bias);
     assert!(
         !theirs.is_empty(),
@@ -159,8 +160,32 @@ fn assert_same(bin: &Path, bias: u64) -> Vec<ReadobjFunction> {
     );
     assert_eq!(mine.len(), theirs.len(), "function count");
     for (m, t) in mine.iter().zip(&theirs) {
-        assert_eq!(m, t, "function {} differs from llvm-readobj-19's", t.name);
+        assert_eq!(
+            m,
+            t,
+            "function {} differs from {}'s",
+            t.name,
+            llvm.readobj()
+        );
     }
+    mine
+}
+
+/// [`assert_same`] on a map `llvm`'s clang wrote, which has the version
+/// kfdo_toolchain says that release writes.
+fn assert_same_clang(llvm: Llvm, bin: &Path, bias: u64) -> Vec<ReadobjFunction> {
+    let mine = assert_same(llvm, bin, bias);
+    let map = BbAddrMap::read(&Binary::open(bin).unwrap()).unwrap();
+    let want = llvm.differences().bb_addr_map_version;
+    assert!(
+        map.functions.iter().all(|f| f.version == Some(want)),
+        "{}: {llvm}'s clang writes version {want}, found {:?}",
+        bin.display(),
+        map.functions
+            .iter()
+            .map(|f| f.version)
+            .collect::<std::collections::BTreeSet<_>>()
+    );
     mine
 }
 
@@ -168,20 +193,29 @@ fn tools() -> bool {
     require_tools(&["clang-19", "llvm-readobj-19", "yaml2obj-19"])
 }
 
+/// The releases whose clang and llvm-readobj the maps are compared with.
+fn releases() -> Vec<Llvm> {
+    kfdo_testkit::llvm_releases(&["clang", "clang++", "llvm-readobj"])
+}
+
 #[test]
 fn linked_program_matches_llvm_readobj() {
-    if !tools() {
-        return;
+    for llvm in releases() {
+        linked_program_matches(llvm);
     }
+}
+
+fn linked_program_matches(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
     // C++: many functions, exception landing pads (IsEHPad), tail calls.
-    let bin = build(
+    let bin = build_with(
+        llvm,
         dir.path(),
         "containers.cpp",
         "containers",
         &["-O2", "-g", "-fbasic-block-address-map"],
     );
-    let funcs = assert_same(&bin, 0);
+    let funcs = assert_same_clang(llvm, &bin, 0);
     let flag = |i: usize| {
         funcs
             .iter()
@@ -211,11 +245,15 @@ fn linked_program_matches_llvm_readobj() {
 
 #[test]
 fn pgo_analysis_map_matches_llvm_readobj() {
-    if !tools() {
-        return;
+    for llvm in releases() {
+        pgo_analysis_map_matches(llvm);
     }
+}
+
+fn pgo_analysis_map_matches(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
-    let bin = build(
+    let bin = build_with(
+        llvm,
         dir.path(),
         "interp.c",
         "interp-pgo",
@@ -226,7 +264,7 @@ fn pgo_analysis_map_matches_llvm_readobj() {
             "-pgo-analysis-map=func-entry-count,bb-freq,br-prob",
         ],
     );
-    let funcs = assert_same(&bin, 0);
+    let funcs = assert_same_clang(llvm, &bin, 0);
     assert!(funcs.iter().all(|f| f.entry_count.is_some()));
     assert!(funcs
         .iter()
@@ -235,20 +273,24 @@ fn pgo_analysis_map_matches_llvm_readobj() {
 
 #[test]
 fn basic_block_sections_give_one_range_per_cluster() {
-    if !tools() {
-        return;
+    for llvm in releases() {
+        basic_block_sections_ranges(llvm);
     }
+}
+
+fn basic_block_sections_ranges(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
     // A first build tells which blocks `run` has; the cluster list then puts its entry
     // block alone in the first cluster and every other block into a second one (clang
     // puts the unlisted blocks into `.cold`, a third range).
-    let first = build(
+    let first = build_with(
+        llvm,
         dir.path(),
         "interp.c",
         "interp",
         &["-O2", "-fbasic-block-address-map"],
     );
-    let run_fn = readobj(&first)
+    let run_fn = readobj(llvm, &first)
         .into_iter()
         .max_by_key(|f| f.ranges[0].1.len())
         .unwrap();
@@ -261,7 +303,8 @@ fn basic_block_sections_give_one_range_per_cluster() {
         format!("v1\nf {}\nc 0\nc {}\n", run_fn.name, cluster2.join(" ")),
     )
     .unwrap();
-    let bin = build(
+    let bin = build_with(
+        llvm,
         dir.path(),
         "interp.c",
         "interp-bbs",
@@ -271,7 +314,7 @@ fn basic_block_sections_give_one_range_per_cluster() {
             &format!("-fbasic-block-sections=list={}", list.display()),
         ],
     );
-    let funcs = assert_same(&bin, 0);
+    let funcs = assert_same_clang(llvm, &bin, 0);
     let split = funcs.iter().find(|f| f.name == run_fn.name).unwrap();
     assert_eq!(
         split.ranges.len(),
@@ -287,11 +330,15 @@ fn basic_block_sections_give_one_range_per_cluster() {
 
 #[test]
 fn relocatable_object_gets_layout_addresses() {
-    if !tools() {
-        return;
+    for llvm in releases() {
+        relocatable_object_layout(llvm);
     }
+}
+
+fn relocatable_object_layout(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
-    let obj = build(
+    let obj = build_with(
+        llvm,
         dir.path(),
         "interp.c",
         "interp.o",
@@ -300,7 +347,7 @@ fn relocatable_object_gets_layout_addresses() {
     let bin = Binary::open(&obj).unwrap();
     let text = bin.section_by_name(".text").unwrap().addr;
     assert!(text >= kfdo_elf::RELOCATABLE_LAYOUT_BASE);
-    let funcs = assert_same(&obj, text);
+    let funcs = assert_same_clang(llvm, &obj, text);
     // Every function but the first starts after .text's start: the relocations were applied.
     assert!(funcs.iter().skip(1).all(|f| f.at > 0));
 }
@@ -320,7 +367,7 @@ fn versions_0_and_1_match_llvm_readobj() {
         "yaml2obj-19",
         &[yaml.to_str().unwrap(), "-o", bin.to_str().unwrap()],
     );
-    let funcs = assert_same(&bin, 0);
+    let funcs = assert_same(Llvm::DEFAULT, &bin, 0);
     assert_eq!(funcs.len(), 2);
     assert_eq!(
         funcs[1].ranges[0].1[1].1, 0x6,

@@ -6,14 +6,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub use kfdo_toolchain::Llvm;
+
 pub const PROGRAMS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/programs");
 
 /// Compiles `src` (relative to tests/programs) with clang-19/clang++-19.
 pub fn build(dir: &Path, src: &str, out: &str, flags: &[&str]) -> PathBuf {
+    build_with(Llvm::DEFAULT, dir, src, out, flags)
+}
+
+/// Compiles `src` with `llvm`'s clang / clang++.
+pub fn build_with(llvm: Llvm, dir: &Path, src: &str, out: &str, flags: &[&str]) -> PathBuf {
     let cxx = src.ends_with(".cpp");
-    let compiler = if cxx { "clang++-19" } else { "clang-19" };
+    let compiler = if cxx { llvm.clangxx() } else { llvm.clang() };
     let out_path = dir.join(out);
-    let mut cmd = Command::new(compiler);
+    let mut cmd = Command::new(&compiler);
     cmd.arg(Path::new(PROGRAMS).join(src))
         .args(flags)
         .arg("-fuse-ld=lld")

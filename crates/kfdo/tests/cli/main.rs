@@ -27,6 +27,7 @@ mod optimize_kernel_arm64;
 mod optimize_kernel_gcc;
 mod optimize_kernel_propeller;
 mod optimize_layout;
+mod optimize_llvm;
 mod profile_aarch64;
 mod profile_bolt;
 mod profile_brbe;

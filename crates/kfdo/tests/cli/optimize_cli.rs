@@ -209,7 +209,7 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let recipe = write_recipe(dir.path(), "1000", BUILD);
     let out = dir.path().join("out");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--variants", "autofdo+bolt"],
             "unknown variant 'autofdo+bolt'",
@@ -217,6 +217,16 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
         (&["--method", "magic"], "--method magic"),
         (&["--runs", "1"], "at least 2"),
         (&["--counters", "cycles"], "--counters cycles"),
+        (&["--llvm", "twenty"], "\"twenty\" is not an LLVM release"),
+        (&["--llvm", "7"], "apt-get install clang-7 lld-7"),
+        (
+            &["--llvm", "22", "--compare-llvm", "22"],
+            "--compare-llvm 22: the run already uses clang-22",
+        ),
+        (
+            &["--compare-llvm", "22", "--cc", "clang-19"],
+            "leave them out to compare two releases",
+        ),
     ];
     for (args, want) in cases {
         let o = common::kfdo()
@@ -232,6 +242,26 @@ fn bad_recipes_and_options_are_refused_before_anything_runs() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!out.join("logs").exists(), "{args:?} started steps");
     }
+    // A GCC recipe has no LLVM release to pick.
+    let gcc = write_recipe(dir.path(), "1000", BUILD);
+    let text = std::fs::read_to_string(&gcc).unwrap();
+    std::fs::write(
+        &gcc,
+        text.replace("binary = \"lz\"", "binary = \"lz\"\ncompiler = \"gcc\""),
+    )
+    .unwrap();
+    let o = common::kfdo()
+        .args(["optimize", "--llvm", "22", "-o"])
+        .arg(&out)
+        .arg(&gcc)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--llvm 22: the recipe builds with \"gcc\""),
+        "{err}"
+    );
     let missing = common::kfdo()
         .args(["optimize", "/nonexistent/recipe.toml"])
         .output()

@@ -1,8 +1,9 @@
-//! `kfdo profile --format bolt` against perf2bolt-19 on the same recordings and binaries:
-//! programs built with clang-19 at test time (a `switch` through an absolute and a PIC
+//! `kfdo profile --format bolt` against perf2bolt of each LLVM release kfdo is tested
+//! with (19 and 22) on the same recordings and binaries: programs built with that
+//! release's clang at test time (a `switch` through an absolute and a PIC
 //! jump table, C++ with indirect calls, static functions of one name in two files),
 //! recorded with kfdo's emulated LBR; the records and counts must be the same (sorted:
-//! perf2bolt writes them in hash-table order). llvm-bolt-19 must accept kfdo's fdata and
+//! perf2bolt writes them in hash-table order). llvm-bolt must accept kfdo's fdata and
 //! the program it writes must still produce the same output. Bad inputs: clear errors,
 //! no output file.
 
@@ -14,21 +15,23 @@ use std::process::Command;
 use common::*;
 use kfdo_testkit::require_tools;
 
-const PERF2BOLT: &str = "/usr/lib/llvm-19/bin/perf2bolt";
-
 fn tools() -> bool {
-    require_tools(&[
-        "clang-19",
-        "clang++-19",
-        "ld.lld-19",
-        "llvm-bolt-19",
-        "perf",
-        "qemu-x86_64",
-    ]) && kfdo_testkit::require(
-        Path::new(PERF2BOLT).is_file(),
-        &format!("{PERF2BOLT} is missing"),
-        kfdo_testkit::INSTALL_HINT,
-    )
+    require_tools(&["perf", "qemu-x86_64"])
+}
+
+/// The releases whose clang, lld, perf2bolt and llvm-bolt are compared with (perf2bolt
+/// by its path: it is llvm-bolt started as `perf2bolt`, see `Llvm::perf2bolt`).
+fn releases() -> Vec<Llvm> {
+    kfdo_testkit::llvm_releases(&["clang", "clang++", "ld.lld", "llvm-bolt"])
+        .into_iter()
+        .filter(|l| {
+            kfdo_testkit::require(
+                l.perf2bolt().is_file(),
+                &format!("{} is missing", l.perf2bolt().display()),
+                kfdo_testkit::INSTALL_HINT,
+            )
+        })
+        .collect()
 }
 
 /// BOLT wants relocations; lld's default PIE layout puts the first segment's page under
@@ -51,13 +54,13 @@ fn sorted_lines(path: &Path) -> Vec<String> {
 
 /// Records `bin args`, converts with both tools, asserts the same records; returns
 /// kfdo's fdata and the record count.
-fn same_as_perf2bolt(dir: &Path, bin: &Path, args: &[&str]) -> (PathBuf, usize) {
+fn same_as_perf2bolt(llvm: Llvm, dir: &Path, bin: &Path, args: &[&str]) -> (PathBuf, usize) {
     let name = bin.file_name().unwrap().to_str().unwrap();
     let data = dir.join(format!("{name}.data"));
     record_emulated(bin, args, &data);
     let theirs = dir.join(format!("{name}.perf2bolt.fdata"));
     run_ok(
-        Command::new(PERF2BOLT)
+        Command::new(llvm.perf2bolt())
             .arg("-p")
             .arg(&data)
             .arg("-o")
@@ -79,16 +82,16 @@ fn same_as_perf2bolt(dir: &Path, bin: &Path, args: &[&str]) -> (PathBuf, usize) 
     let only_ours: Vec<_> = o.iter().filter(|l| !t.contains(l)).take(10).collect();
     assert!(
         t == o,
-        "{name}: {} records from perf2bolt, {} from kfdo; only perf2bolt's: {only_theirs:#?}; \
-         only kfdo's: {only_ours:#?}",
+        "{name}: {} records from {llvm}'s perf2bolt, {} from kfdo; only perf2bolt's: \
+         {only_theirs:#?}; only kfdo's: {only_ours:#?}",
         t.len(),
         o.len()
     );
     (ours, o.len())
 }
 
-fn build_bolt(source: &str, dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let bin = build(source, dir, &[BOLT_LDFLAGS, extra].concat());
+fn build_bolt(llvm: Llvm, source: &str, dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let bin = build_with(llvm, source, dir, &[BOLT_LDFLAGS, extra].concat());
     let renamed = dir.join(name);
     std::fs::rename(&bin, &renamed).unwrap();
     renamed
@@ -99,18 +102,27 @@ fn switch_interpreter_absolute_and_pic_jump_tables() {
     if !tools() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let plain = build_bolt(
-        "interp.c",
-        dir.path(),
-        "interp-nopie",
-        &["-fno-pie", "-no-pie"],
-    );
-    let (_, n) = same_as_perf2bolt(dir.path(), &plain, &["18"]);
-    assert!(n > 20, "{n} records");
-    let pie = build_bolt("interp.c", dir.path(), "interp-pie", &["-fpie", "-pie"]);
-    let (_, n) = same_as_perf2bolt(dir.path(), &pie, &["18"]);
-    assert!(n > 20, "{n} records");
+    for llvm in releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = build_bolt(
+            llvm,
+            "interp.c",
+            dir.path(),
+            "interp-nopie",
+            &["-fno-pie", "-no-pie"],
+        );
+        let (_, n) = same_as_perf2bolt(llvm, dir.path(), &plain, &["18"]);
+        assert!(n > 20, "{llvm}: {n} records");
+        let pie = build_bolt(
+            llvm,
+            "interp.c",
+            dir.path(),
+            "interp-pie",
+            &["-fpie", "-pie"],
+        );
+        let (_, n) = same_as_perf2bolt(llvm, dir.path(), &pie, &["18"]);
+        assert!(n > 20, "{llvm}: {n} records");
+    }
 }
 
 #[test]
@@ -118,13 +130,25 @@ fn cpp_program_and_llvm_bolt_accepts_the_profile() {
     if !tools() {
         return;
     }
+    for llvm in releases() {
+        cpp_program_bolted(llvm);
+    }
+}
+
+fn cpp_program_bolted(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
-    let bin = build_bolt("shapes.cpp", dir.path(), "shapes", &["-fno-pie", "-no-pie"]);
-    let (fdata, n) = same_as_perf2bolt(dir.path(), &bin, &["2000"]);
+    let bin = build_bolt(
+        llvm,
+        "shapes.cpp",
+        dir.path(),
+        "shapes",
+        &["-fno-pie", "-no-pie"],
+    );
+    let (fdata, n) = same_as_perf2bolt(llvm, dir.path(), &bin, &["2000"]);
     assert!(n > 20, "{n} records");
     let bolted = dir.path().join("shapes.bolt");
     let out = run_ok(
-        Command::new("llvm-bolt-19")
+        Command::new(llvm.bolt())
             .arg(&bin)
             .arg("-o")
             .arg(&bolted)
@@ -169,13 +193,19 @@ fn static_functions_of_one_name_are_numbered() {
     if !tools() {
         return;
     }
+    for llvm in releases() {
+        static_functions_numbered(llvm);
+    }
+}
+
+fn static_functions_numbered(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.c"), dir.path().join("b.c"));
     std::fs::write(&a, TWO_FILES_MAIN).unwrap();
     std::fs::write(&b, TWO_FILES_OTHER).unwrap();
     let bin = dir.path().join("twofiles");
     run_ok(
-        Command::new("clang-19")
+        Command::new(llvm.clang())
             .args(["-O2", "-g", "-fno-pie", "-no-pie"])
             .args(BOLT_LDFLAGS)
             .arg(&a)
@@ -183,7 +213,7 @@ fn static_functions_of_one_name_are_numbered() {
             .arg("-o")
             .arg(&bin),
     );
-    let (fdata, _) = same_as_perf2bolt(dir.path(), &bin, &["3000"]);
+    let (fdata, _) = same_as_perf2bolt(llvm, dir.path(), &bin, &["3000"]);
     let text = std::fs::read_to_string(fdata).unwrap();
     assert!(
         text.contains(" work/1 ") && text.contains(" work/2 "),
@@ -197,7 +227,13 @@ fn bad_inputs_are_refused_without_output() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let bin = build_bolt("lz.c", dir.path(), "lz", &["-fno-pie", "-no-pie"]);
+    let bin = build_bolt(
+        Llvm::DEFAULT,
+        "lz.c",
+        dir.path(),
+        "lz",
+        &["-fno-pie", "-no-pie"],
+    );
     // IP-only samples (perf's cpu-clock): no branch stacks.
     let ip_only = dir.path().join("ip.data");
     run_ok(
@@ -231,7 +267,13 @@ fn bad_inputs_are_refused_without_output() {
     assert!(err.contains("branch stack"), "{err}");
 
     // A recording of another program: nothing of this binary in it.
-    let other = build_bolt("interp.c", dir.path(), "interp", &["-fno-pie", "-no-pie"]);
+    let other = build_bolt(
+        Llvm::DEFAULT,
+        "interp.c",
+        dir.path(),
+        "interp",
+        &["-fno-pie", "-no-pie"],
+    );
     let data = dir.path().join("interp.data");
     record_emulated(&other, &["16"], &data);
     let err = refused("--perf-data", &data);

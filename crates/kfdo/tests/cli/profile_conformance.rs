@@ -1,10 +1,11 @@
-//! `kfdo profile` against the reference converter, llvm-profgen-19, on the same
-//! input: real programs built with clang-19 at test time, branch stacks from
+//! `kfdo profile` against the reference converter, llvm-profgen of each LLVM release kfdo
+//! is tested with (19 and 22), on the same input: real programs built with that
+//! release's clang at test time, branch stacks from
 //! kfdo's emulated LBR (the `kfdo-record` emulated recorder: every taken branch under
 //! qemu-x86_64, sampled every PERIOD branches with the last 32 records, newest
 //! first, as Intel LBR sampling on the taken-branch event writes them).
 //!
-//! Deliberate differences from llvm-profgen-19: none are needed for these
+//! Deliberate differences from llvm-profgen (19 or 22): none are needed for these
 //! programs; the profiles must be equal in every function, total, head sample,
 //! body sample, call target and inlinee. (Where kfdo differs by design, in
 //! inputs llvm-profgen cannot read correctly, it is tested elsewhere: several
@@ -25,11 +26,15 @@ struct Recorded {
     script: PathBuf,
 }
 
-/// Build `source`, run it under emulated LBR, and print its perf script.
-fn record(source: &str, args: &[&str], period: u64, extra_cflags: &[&str]) -> Recorded {
+/// The tools of a release these tests run.
+const TOOLS: &[&str] = &["clang", "clang++", "llvm-profgen", "llvm-profdata"];
+
+/// Build `source` with `llvm`'s clang, run it under emulated LBR, and print its perf
+/// script.
+fn record(llvm: Llvm, source: &str, args: &[&str], period: u64, extra_cflags: &[&str]) -> Recorded {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    let bin = build(source, &dir, extra_cflags);
+    let bin = build_with(llvm, source, &dir, extra_cflags);
     let data = dir.join("perf.data");
     let cfg = kfdo_record::RecordConfig::new(bin.as_os_str(), &data)
         .args(args.iter().copied())
@@ -58,9 +63,9 @@ fn record(source: &str, args: &[&str], period: u64, extra_cflags: &[&str]) -> Re
     }
 }
 
-fn llvm_profgen(bin: &Path, script: &Path, out: &Path, extra: &[&str]) {
+fn llvm_profgen(llvm: Llvm, bin: &Path, script: &Path, out: &Path, extra: &[&str]) {
     run_ok(
-        Command::new("llvm-profgen-19")
+        Command::new(llvm.profgen())
             .arg(format!("--binary={}", bin.display()))
             .arg(format!("--perfscript={}", script.display()))
             .arg(format!("--output={}", out.display()))
@@ -85,19 +90,26 @@ fn kfdo_profile(r: &Recorded, input: &[&str], out: &Path, extra: &[&str]) {
 /// The whole check for one program: text profiles equal to llvm-profgen's from
 /// perf.data and from perf script; raw aggregates byte-identical to
 /// `--skip-symbolization`; extbinary that llvm-profdata reads back to the same
-/// text and clang-19 builds with.
-fn conformance(
+/// text and clang builds with; all with `llvm`'s tools.
+fn conformance_with(
+    llvm: Llvm,
     source: &str,
     args: &[&str],
     period: u64,
     extra_cflags: &[&str],
 ) -> kfdo_afdo::Profile {
-    let r = record(source, args, period, extra_cflags);
+    let r = record(llvm, source, args, period, extra_cflags);
     let d = &r.dir;
     let data = r.data.to_str().unwrap();
     let script = r.script.to_str().unwrap();
 
-    llvm_profgen(&r.bin, &r.script, &d.join("ref.txt"), &["--format=text"]);
+    llvm_profgen(
+        llvm,
+        &r.bin,
+        &r.script,
+        &d.join("ref.txt"),
+        &["--format=text"],
+    );
     kfdo_profile(
         &r,
         &["--perf-data", data],
@@ -114,7 +126,8 @@ fn conformance(
     let ours = read_text(&d.join("kfdo.txt"));
     assert!(
         ours == reference,
-        "{source}: kfdo vs llvm-profgen-19:\n{}",
+        "{source}: kfdo vs {}:\n{}",
+        llvm.profgen(),
         diff(&ours, &reference)
     );
     assert_eq!(
@@ -125,6 +138,7 @@ fn conformance(
 
     // The unsymbolized aggregate, byte for byte (same sort order, same offsets).
     llvm_profgen(
+        llvm,
         &r.bin,
         &r.script,
         &d.join("ref.raw"),
@@ -153,7 +167,7 @@ fn conformance(
     let ext = d.join("kfdo.extbin");
     kfdo_profile(&r, &["--perf-data", data], &ext, &[]);
     let merged = run_ok(
-        Command::new("llvm-profdata-19")
+        Command::new(llvm.profdata())
             .args(["merge", "--sample", "--text", "-o", "-"])
             .arg(&ext),
     );
@@ -170,16 +184,11 @@ fn conformance(
         "{source}: kfdo show of its extbinary"
     );
 
-    // clang-19 builds the program with either profile.
+    // clang builds the program with either profile.
     for prof in [&ext, &d.join("kfdo.txt")] {
-        let cc = if source.ends_with(".cpp") {
-            "clang++-19"
-        } else {
-            "clang-19"
-        };
         let out = d.join("optimized");
         run_ok(
-            Command::new(cc)
+            Command::new(clang_for(llvm, source))
                 .args(CFLAGS)
                 .arg(format!("-fprofile-sample-use={}", prof.display()))
                 .arg("-Werror=profile-instr-unprofiled")
@@ -190,6 +199,22 @@ fn conformance(
         run_ok(Command::new(&out).args(args));
     }
     ours
+}
+
+/// [`conformance_with`] for each release installed; the profile of the last.
+fn conformance(
+    source: &str,
+    args: &[&str],
+    period: u64,
+    extra_cflags: &[&str],
+) -> kfdo_afdo::Profile {
+    let releases = kfdo_testkit::llvm_releases(TOOLS);
+    assert!(!releases.is_empty(), "no LLVM release to compare with");
+    let mut last = None;
+    for llvm in releases {
+        last = Some(conformance_with(llvm, source, args, period, extra_cflags));
+    }
+    last.unwrap()
 }
 
 fn inlinees(p: &kfdo_afdo::Profile) -> usize {
@@ -231,14 +256,22 @@ fn non_pie_matches_llvm_profgen() {
 /// segment before it.
 #[test]
 fn lld_linked_pie_matches_llvm_profgen() {
-    let p = conformance("lz.c", &["300000"], 61, &["-fuse-ld=lld"]);
-    let hottest = p
-        .functions
-        .values()
-        .max_by_key(|f| f.total_samples)
-        .map(|f| f.name.clone())
-        .unwrap();
-    assert!(hottest.contains("compress"), "hottest function {hottest}");
+    for llvm in kfdo_testkit::llvm_releases(TOOLS) {
+        let p = conformance_with(llvm, "lz.c", &["300000"], 61, &["-fuse-ld=lld"]);
+        let hottest = p
+            .functions
+            .values()
+            .max_by_key(|f| f.total_samples)
+            .unwrap();
+        // clang-22 inlines compress into main; 19 keeps it a function of its own.
+        let mut names = Vec::new();
+        hottest.visit(&mut |fs, _| names.push(fs.name.clone()));
+        assert!(
+            names.iter().any(|n| n.contains("compress")),
+            "{llvm}: the hottest function {} holds no compress: {names:?}",
+            hottest.name
+        );
+    }
 }
 
 #[test]
@@ -262,16 +295,41 @@ fn interpreter_with_recursion_matches_llvm_profgen() {
 }
 
 /// IP-only samples from a real `perf record -e cpu-clock` on this machine,
-/// against `llvm-profgen-19 --leading-ip-only`. llvm-profgen only accepts
+/// against `llvm-profgen --leading-ip-only` of each release. llvm-profgen only accepts
 /// lines that look like LBR samples even in that mode, so its copy of the
 /// perf script gets a dummy `0x0/0x0/P/-/-/0` record appended to each sample
 /// line (it ignores everything after the leading IP in that mode); kfdo reads
 /// the perf.data and the unmodified perf script.
 #[test]
 fn ip_only_matches_llvm_profgen_leading_ip_only() {
+    let mut compared = 0;
+    for llvm in kfdo_testkit::llvm_releases(TOOLS) {
+        if llvm.differences().profgen_leading_ip_only {
+            ip_only_matches(llvm);
+            compared += 1;
+        } else {
+            // The difference kfdo_toolchain records (and `kfdo optimize` refuses
+            // autofdo-llvm-profgen for) holds: this llvm-profgen refuses the option.
+            let out = Command::new(llvm.profgen())
+                .arg("--leading-ip-only")
+                .output()
+                .unwrap();
+            assert!(
+                !out.status.success()
+                    && String::from_utf8_lossy(&out.stderr)
+                        .contains("Unknown command line argument '--leading-ip-only'"),
+                "{}: kfdo_toolchain says it has no --leading-ip-only, yet it took it",
+                llvm.profgen()
+            );
+        }
+    }
+    assert!(compared > 0, "no llvm-profgen with --leading-ip-only ran");
+}
+
+fn ip_only_matches(llvm: Llvm) {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let bin = build("lz.c", d, &[]);
+    let bin = build_with(llvm, "lz.c", d, &[]);
     let data = d.join("ip.data");
     run_ok(
         Command::new("perf")
@@ -299,6 +357,7 @@ fn ip_only_matches_llvm_profgen_leading_ip_only() {
         .collect();
     std::fs::write(d.join("ip-profgen.script"), adapted).unwrap();
     llvm_profgen(
+        llvm,
         &bin,
         &d.join("ip-profgen.script"),
         &d.join("ref.txt"),
@@ -325,7 +384,8 @@ fn ip_only_matches_llvm_profgen_leading_ip_only() {
         );
         assert!(
             ours == reference,
-            "{input}: kfdo --ip-only vs llvm-profgen --leading-ip-only:\n{}",
+            "{input}: kfdo --ip-only vs {} --leading-ip-only:\n{}",
+            llvm.profgen(),
             diff(&ours, &reference)
         );
     }
@@ -336,7 +396,7 @@ fn ip_only_matches_llvm_profgen_leading_ip_only() {
 /// counts are the sums.
 #[test]
 fn raw_profiles_merge_exactly() {
-    let a = record("interp.c", &["18"], 17, &[]);
+    let a = record(Llvm::DEFAULT, "interp.c", &["18"], 17, &[]);
     let b_dir = tempfile::tempdir().unwrap();
     let b_data = b_dir.path().join("b.data");
     let cfg = kfdo_record::RecordConfig::new(a.bin.as_os_str(), &b_data)

@@ -1,5 +1,6 @@
-//! `kfdo profile --format propeller` end to end with the real tools: programs built by
-//! clang-19 with the BB address map, recorded with kfdo's emulated LBR, laid out, and
+//! `kfdo profile --format propeller` end to end with the real tools of each LLVM release
+//! kfdo is tested with (19 and 22): programs built by that release's clang with the BB
+//! address map, recorded with kfdo's emulated LBR, laid out, and
 //! rebuilt with the cc profile (`-fbasic-block-sections=list=`) and the ld profile
 //! (lld's `--symbol-ordering-file`). clang and lld must take both without a warning,
 //! the relinked program's blocks and functions must sit in the profiles' order (read
@@ -75,8 +76,13 @@ fn clusters(cc: &str) -> Vec<(String, Vec<Vec<u32>>)> {
 
 /// Builds `source` with the map, records it, and lays it out. Returns the binary, the
 /// recording and the prefix.
-fn profile_program(dir: &Path, source: &str, args: &[&str]) -> (PathBuf, PathBuf, PathBuf) {
-    let bin = build(source, dir, MAP);
+fn profile_program(
+    llvm: Llvm,
+    dir: &Path,
+    source: &str,
+    args: &[&str],
+) -> (PathBuf, PathBuf, PathBuf) {
+    let bin = build_with(llvm, source, dir, MAP);
     let data = dir.join("train.data");
     record_emulated(&bin, args, &data);
     let prefix = dir.join("prop");
@@ -90,17 +96,12 @@ fn profile_program(dir: &Path, source: &str, args: &[&str]) -> (PathBuf, PathBuf
 }
 
 /// Rebuilds `source` with the profiles; asserts clang and lld say nothing.
-fn relink(dir: &Path, source: &str, prefix: &Path, name: &str) -> PathBuf {
+fn relink(llvm: Llvm, dir: &Path, source: &str, prefix: &Path, name: &str) -> PathBuf {
     let (cc, ld) = paths(prefix);
     let src = program_source(source);
-    let compiler = if source.ends_with(".cpp") {
-        "clang++-19"
-    } else {
-        "clang-19"
-    };
     let out_bin = dir.join(name);
     let out = run_ok(
-        Command::new(compiler)
+        Command::new(clang_for(llvm, source))
             .args(CFLAGS)
             .args(MAP)
             .arg(format!("-fbasic-block-sections=list={}", cc.display()))
@@ -112,7 +113,9 @@ fn relink(dir: &Path, source: &str, prefix: &Path, name: &str) -> PathBuf {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.trim().is_empty(),
-        "clang-19 / lld-19 warned about kfdo's profiles:\n{stderr}"
+        "{} / {} warned about kfdo's profiles:\n{stderr}",
+        llvm.clang(),
+        llvm.lld()
     );
     out_bin
 }
@@ -190,8 +193,19 @@ fn interpreter_relinked_in_the_profiles_order() {
     if !tools() {
         return;
     }
+    for llvm in releases() {
+        interpreter_relinked(llvm);
+    }
+}
+
+/// The releases whose clang and lld take the profiles.
+fn releases() -> Vec<Llvm> {
+    kfdo_testkit::llvm_releases(&["clang", "clang++", "ld.lld"])
+}
+
+fn interpreter_relinked(llvm: Llvm) {
     let dir = tempfile::tempdir().unwrap();
-    let (bin, data, prefix) = profile_program(dir.path(), "interp.c", &["18"]);
+    let (bin, data, prefix) = profile_program(llvm, dir.path(), "interp.c", &["18"]);
     let (cc, ld) = paths(&prefix);
     let cc_text = std::fs::read_to_string(&cc).unwrap();
     let ld_text = std::fs::read_to_string(&ld).unwrap();
@@ -211,7 +225,7 @@ fn interpreter_relinked_in_the_profiles_order() {
     assert_eq!(cc_text, std::fs::read_to_string(cc2).unwrap());
     assert_eq!(ld_text, std::fs::read_to_string(ld2).unwrap());
 
-    let relinked = relink(dir.path(), "interp.c", &prefix, "interp-propeller");
+    let relinked = relink(llvm, dir.path(), "interp.c", &prefix, "interp-propeller");
     assert!(assert_layout_followed(&relinked, &prefix) >= 1);
     assert_eq!(output_of(&bin, &["18"]), output_of(&relinked, &["18"]));
 }
@@ -221,11 +235,13 @@ fn cpp_program_relinked_in_the_profiles_order() {
     if !tools() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (bin, _, prefix) = profile_program(dir.path(), "shapes.cpp", &["2000"]);
-    let relinked = relink(dir.path(), "shapes.cpp", &prefix, "shapes-propeller");
-    assert!(assert_layout_followed(&relinked, &prefix) >= 2);
-    assert_eq!(output_of(&bin, &["2000"]), output_of(&relinked, &["2000"]));
+    for llvm in releases() {
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, _, prefix) = profile_program(llvm, dir.path(), "shapes.cpp", &["2000"]);
+        let relinked = relink(llvm, dir.path(), "shapes.cpp", &prefix, "shapes-propeller");
+        assert!(assert_layout_followed(&relinked, &prefix) >= 2, "{llvm}");
+        assert_eq!(output_of(&bin, &["2000"]), output_of(&relinked, &["2000"]));
+    }
 }
 
 /// Runs kfdo expecting failure; returns stderr and asserts neither file exists.
@@ -310,7 +326,7 @@ fn bad_inputs_are_refused_and_nothing_is_written() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (bin, data, _) = profile_program(d, "interp.c", &["18"]);
+    let (bin, data, _) = profile_program(Llvm::DEFAULT, d, "interp.c", &["18"]);
 
     // A binary built without the map.
     let plain_dir = d.join("plain");

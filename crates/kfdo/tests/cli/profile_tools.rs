@@ -1,8 +1,9 @@
 //! `kfdo merge`, `kfdo overlap` and `kfdo diff` on real profiles: programs built
 //! by clang-19, recorded with kfdo's emulated LBR, profiled by kfdo. Merge must
-//! write byte for byte the text `llvm-profdata-19 merge --sample --text` writes
-//! (weights, text + extbinary mixes), overlap must print llvm-profdata-19
-//! overlap --sample's figures (also for two GCC gcov profiles), and diff must
+//! write byte for byte the text `llvm-profdata merge --sample --text` writes
+//! (weights, text + extbinary mixes), overlap must print llvm-profdata overlap
+//! --sample's figures (also for two GCC gcov profiles), with llvm-profdata of each
+//! LLVM release kfdo is tested with (19 and 22), and diff must
 //! refuse unrelated programs. Bad inputs: clear errors, nothing written. The
 //! staleness check (`diff --binary`) is in profile_staleness.rs.
 
@@ -65,14 +66,19 @@ fn pairs() -> &'static [Pair] {
     })
 }
 
-fn profdata(args: &[&str], files: &[&Path]) -> Output {
-    run_ok(Command::new("llvm-profdata-19").args(args).args(files))
+/// The releases whose llvm-profdata the merge and overlap are compared with.
+fn releases() -> Vec<Llvm> {
+    kfdo_testkit::llvm_releases(&["llvm-profdata"])
+}
+
+fn profdata(llvm: Llvm, args: &[&str], files: &[&Path]) -> Output {
+    run_ok(Command::new(llvm.profdata()).args(args).args(files))
 }
 
 /// llvm-profdata's overlap report, as (label, value) pairs in print order:
 /// every "name: value" line of its program-level part.
-fn llvm_overlap(base: &Path, test: &Path) -> Vec<(String, String)> {
-    let out = profdata(&["overlap", "--sample"], &[base, test]);
+fn llvm_overlap(llvm: Llvm, base: &Path, test: &Path) -> Vec<(String, String)> {
+    let out = profdata(llvm, &["overlap", "--sample"], &[base, test]);
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -177,20 +183,25 @@ fn merge_equals_llvm_profdata_on_real_profiles() {
                 ],
             ),
         ];
-        for (what, ours, theirs) in cases {
-            let ref_txt = dir.path().join(format!("{}-{what}.llvm.txt", p.name));
+        for ((what, ours, theirs), llvm) in cases
+            .iter()
+            .flat_map(|c| releases().into_iter().map(move |l| (c, l)))
+        {
+            let ref_txt = dir
+                .path()
+                .join(format!("{}-{what}.llvm{}.txt", p.name, llvm.major));
             run_ok(
-                Command::new("llvm-profdata-19")
+                Command::new(llvm.profdata())
                     .args(["merge", "--sample", "--text", "-o"])
                     .arg(&ref_txt)
-                    .args(&theirs),
+                    .args(theirs),
             );
             let txt = dir.path().join(format!("{}-{what}.kfdo.txt", p.name));
             run_ok(
                 kfdo()
                     .args(["merge", "-q", "--format", "text", "-o"])
                     .arg(&txt)
-                    .args(&ours),
+                    .args(ours),
             );
             let (a, b) = (
                 std::fs::read(&txt).unwrap(),
@@ -198,14 +209,15 @@ fn merge_equals_llvm_profdata_on_real_profiles() {
             );
             assert!(
                 a == b,
-                "{} {what}: kfdo merge differs from llvm-profdata merge:\n{}",
+                "{} {what}: kfdo merge differs from {} merge:\n{}",
                 p.name,
+                llvm.profdata(),
                 diff(&read_text(&txt), &read_text(&ref_txt))
             );
             // The extbinary kfdo writes holds the same profile (llvm-profdata reads it back).
             let ext = dir.path().join(format!("{}-{what}.kfdo.ext", p.name));
-            run_ok(kfdo().args(["merge", "-q", "-o"]).arg(&ext).args(&ours));
-            let back = profdata(&["merge", "--sample", "--text"], &[&ext]).stdout;
+            run_ok(kfdo().args(["merge", "-q", "-o"]).arg(&ext).args(ours));
+            let back = profdata(llvm, &["merge", "--sample", "--text"], &[&ext]).stdout;
             assert!(
                 back == b,
                 "{} {what}: kfdo's extbinary reads back differently",
@@ -231,16 +243,20 @@ fn overlap_equals_llvm_profdata_on_real_profiles() {
                 .arg(format!("--weight=5:{}", p.a.display()))
                 .arg(&p.b),
         );
-        for (base, test) in [(&p.a, &p.b), (&p.b, &p.a), (&merged, &p.b)] {
-            let theirs = llvm_overlap(base, test);
+        for ((base, test), llvm) in [(&p.a, &p.b), (&p.b, &p.a), (&merged, &p.b)]
+            .into_iter()
+            .flat_map(|c| releases().into_iter().map(move |l| (c, l)))
+        {
+            let theirs = llvm_overlap(llvm, base, test);
             let ours = kfdo_overlap(base, test);
             assert_eq!(
                 ours,
                 theirs,
-                "{}: overlap of {} and {} differs from llvm-profdata's",
+                "{}: overlap of {} and {} differs from {}'s",
                 p.name,
                 base.display(),
-                test.display()
+                test.display(),
+                llvm.profdata()
             );
         }
     }
@@ -285,7 +301,7 @@ fn corrupted_input_fails_the_merge_and_writes_nothing() {
             out_file.display()
         );
         // llvm-profdata rejects it too.
-        let llvm = Command::new("llvm-profdata-19")
+        let llvm = Command::new(Llvm::DEFAULT.profdata())
             .args(["merge", "--sample", "-o", "/dev/null"])
             .arg(bad)
             .output()
@@ -352,6 +368,6 @@ fn overlap_of_gcov_profiles_equals_llvm_profdata_on_their_text() {
     }
     assert_eq!(
         kfdo_overlap(&gcov[0], &gcov[1]),
-        llvm_overlap(&text[0], &text[1])
+        llvm_overlap(Llvm::DEFAULT, &text[0], &text[1])
     );
 }

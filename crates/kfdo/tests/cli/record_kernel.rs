@@ -171,16 +171,7 @@ fn kernel_samples_equal_llvm_profgen() {
         "a user-space address in a kernel-only recording"
     );
 
-    // The two converters agree.
-    let ref_txt = r.dir.join("ref.txt");
-    run_ok(
-        Command::new("llvm-profgen-19")
-            .arg("--kernel")
-            .arg(format!("--binary={}", k.vmlinux.display()))
-            .arg(format!("--perfscript={}", r.script.display()))
-            .arg(format!("--output={}", ref_txt.display()))
-            .arg("--format=text"),
-    );
+    // The two converters agree, with llvm-profgen of each LLVM release kfdo is tested with.
     let ours_txt = r.dir.join("kfdo.txt");
     run_ok(
         kfdo()
@@ -191,18 +182,31 @@ fn kernel_samples_equal_llvm_profgen() {
             .args(["--format", "text", "-o"])
             .arg(&ours_txt),
     );
-    let reference = read_text(&ref_txt);
     let ours = read_text(&ours_txt);
-    assert!(
-        reference.functions.len() > 50,
-        "llvm-profgen found only {} kernel functions",
-        reference.functions.len()
-    );
-    assert!(
-        ours == reference,
-        "kfdo vs llvm-profgen-19 --kernel:\n{}",
-        diff(&ours, &reference)
-    );
+    for llvm in kfdo_testkit::llvm_releases(&["llvm-profgen"]) {
+        let ref_txt = r.dir.join(format!("ref{}.txt", llvm.major));
+        run_ok(
+            Command::new(llvm.profgen())
+                .arg("--kernel")
+                .arg(format!("--binary={}", k.vmlinux.display()))
+                .arg(format!("--perfscript={}", r.script.display()))
+                .arg(format!("--output={}", ref_txt.display()))
+                .arg("--format=text"),
+        );
+        let reference = read_text(&ref_txt);
+        assert!(
+            reference.functions.len() > 50,
+            "{} found only {} kernel functions",
+            llvm.profgen(),
+            reference.functions.len()
+        );
+        assert!(
+            ours == reference,
+            "kfdo vs {} --kernel:\n{}",
+            llvm.profgen(),
+            diff(&ours, &reference)
+        );
+    }
     // Hot kernel paths of the workload are there.
     for f in ["pipe_write", "pipe_read"] {
         assert!(ours.functions.contains_key(f), "{f} not in the profile");

@@ -5,6 +5,7 @@
 pub mod kernel;
 
 use kfdo_afdo::{FunctionSamples, Profile};
+pub use kfdo_toolchain::Llvm;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -135,16 +136,25 @@ pub fn profile_perf_data(bin: &Path, data: &Path, out: &Path, format: &str) {
 
 /// Compile `source` (C or C++ by extension) with clang-19 into `dir`.
 pub fn build(source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
+    build_with(Llvm::DEFAULT, source, dir, extra)
+}
+
+/// The clang of `llvm` that compiles `source` (C or C++ by extension).
+pub fn clang_for(llvm: Llvm, source: &str) -> String {
+    if source.ends_with(".cpp") {
+        llvm.clangxx()
+    } else {
+        llvm.clang()
+    }
+}
+
+/// Compile `source` with `llvm`'s clang into `dir`.
+pub fn build_with(llvm: Llvm, source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
     let src = program_source(source);
     let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
     let out = dir.join(stem);
-    let cc = if source.ends_with(".cpp") {
-        "clang++-19"
-    } else {
-        "clang-19"
-    };
     run_ok(
-        Command::new(cc)
+        Command::new(clang_for(llvm, source))
             .args(CFLAGS)
             .args(extra)
             .arg("-o")
