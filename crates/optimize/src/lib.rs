@@ -112,6 +112,7 @@ mod layering {
             "postlink",
             "judge",
             "summary",
+            "llvm_compare",
             "pipeline",
         ];
         assert_folder_layers(&src(), "program", &one_per_layer(&order), &[]);
@@ -135,6 +136,7 @@ mod layering {
             "host_process",
             "train",
             "propeller",
+            "bolt",
             "gcov_pgo",
             "judge",
             "report",

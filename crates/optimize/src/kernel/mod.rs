@@ -15,6 +15,7 @@
 //! output layout: `OUT/logs`, `OUT/build/VARIANT` (kbuild's `O=`), `OUT/profiles`,
 //! `OUT/bench/results.db`, `OUT/report`, `OUT/summary.md`, `OUT/packages`.
 
+pub mod bolt;
 pub mod boot;
 pub mod build;
 pub mod config;
