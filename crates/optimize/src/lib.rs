@@ -137,6 +137,7 @@ mod layering {
             "train",
             "propeller",
             "bolt",
+            "bolt_build",
             "gcov_pgo",
             "judge",
             "report",

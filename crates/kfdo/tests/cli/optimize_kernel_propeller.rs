@@ -12,6 +12,13 @@
 //!   of the linker script's input-section groups, so adjacent pairs are counted), and
 //!   90 % of them sit in a far smaller stretch of text than in the mapped kernel.
 //!
+//! `autofdo+thinlto+bolt` is judged beside it in the same run (BOLT's guide for Linux:
+//! perf2bolt's profile of a `nokaslr` recording of the `autofdo+thinlto` kernel, llvm-bolt
+//! on its `vmlinux.unstripped`, the boot image remade from the rewrite): llvm-bolt must
+//! have rewritten functions, the remade image must differ from the one it rewrote and
+//! boot with every workload, and its emulated kernel counters must sit below the
+//! baseline's. No kernel build: BOLT rewrites the kernel that is already there.
+//!
 //! Two more kernel builds than `optimize_kernel.rs` (it shares that test's output
 //! directory, so the baseline is reused; times in docs/testing.md). It runs in CI;
 //! on a developer's machine when that directory exists or with `KFDO_KERNEL_TESTS=1`.
@@ -51,7 +58,7 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
             .arg(&out)
             .args([
                 "--variants",
-                "autofdo+thinlto+propeller",
+                "autofdo+thinlto+propeller,autofdo+thinlto+bolt",
                 "--no-heatmaps",
                 "--no-packages",
                 // The twins are optimize_kernel's part (the same recipe and output): a
@@ -60,9 +67,14 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
             ]),
     );
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    for v in ["autofdo+thinlto", "autofdo+thinlto+propeller"] {
+    for v in [
+        "autofdo+thinlto",
+        "autofdo+thinlto+propeller",
+        "autofdo+thinlto+bolt",
+    ] {
         assert!(summary.contains(v), "{v} is not in the summary:\n{summary}");
     }
+    bolt_kernel_was_rewritten_and_judged(&out, &summary);
     // The twins' store left by optimize_kernel's run judged other kernels: neither the
     // summary nor `kfdo counters-vs-time` pairs these kernels' counters with it.
     assert!(
@@ -165,4 +177,44 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
         cold.len()
     );
     assert!(Path::new(&out.join("report/index.html")).is_file());
+}
+
+/// The BOLT kernel: llvm-bolt's own report, the remade image, the skip list and the
+/// judged counters (deterministic: emulated, kernel mode).
+fn bolt_kernel_was_rewritten_and_judged(out: &Path, summary: &str) {
+    let dir = out.join("bolt/autofdo+thinlto+bolt");
+    let log = std::fs::read_to_string(out.join("logs/bolt-autofdo+thinlto+bolt.log")).unwrap();
+    let overwritten = log
+        .lines()
+        .find_map(|l| l.strip_prefix("BOLT: "))
+        .and_then(|l| l.split(" out of ").next())
+        .and_then(|n| n.trim().parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no 'BOLT: N out of M functions were overwritten':\n{log}"));
+    assert!(
+        overwritten >= 50,
+        "llvm-bolt rewrote only {overwritten} functions"
+    );
+    assert!(log.contains("perf2bolt"), "{log}");
+    let skipped = std::fs::read_to_string(dir.join("skip-funcs.txt")).unwrap();
+    assert!(skipped.lines().count() > 50, "{skipped}");
+    let bolted = std::fs::read(dir.join("boot/arch/x86/boot/bzImage")).unwrap();
+    let base = std::fs::read(out.join("build/autofdo+thinlto/arch/x86/boot/bzImage")).unwrap();
+    assert_ne!(bolted, base, "the remade boot image is the one BOLT read");
+    let record =
+        std::fs::read_to_string(out.join("logs/record-autofdo+thinlto-training-run-for-BOLT.log"))
+            .unwrap();
+    assert!(record.contains("kernel samples"), "{record}");
+    assert!(
+        summary.contains("llvm-bolt-19 rewrote the autofdo+thinlto kernel"),
+        "{summary}"
+    );
+    // Its counters, from the report's data: fewer kernel taken branches than the
+    // baseline, as every profiled kernel here.
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with("| kernel taken branches |"))
+        .unwrap_or_else(|| panic!("no taken branches row:\n{summary}"));
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    let bolt = cells.last().unwrap();
+    assert!(bolt.starts_with('−'), "BOLT kernel's taken branches: {row}");
 }

@@ -162,9 +162,10 @@ impl KernelCtx {
         let insmod = self.insmod_args();
         let gcov = if b.gcov { "kfdo.gcov=1" } else { "" };
         cfg.append = Some(
-            format!("kfdo.run={} {insmod} {gcov}", b.run)
-                .trim()
-                .to_string(),
+            format!("kfdo.run={} {insmod} {gcov} {}", b.run, b.kernel.boot_args)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         );
         cfg.memory_mb = r.kernel.memory_mb;
         cfg.timeout_s = r.kernel.boot_timeout_s;

@@ -35,6 +35,8 @@ pub struct BuiltKernel {
     pub tag: String,
     /// What its compiler said of the profile (GCC's warnings, counted), for the summary.
     pub notes: Vec<String>,
+    /// Kernel command-line words every boot of it needs (a BOLTed kernel: `nokaslr`).
+    pub boot_args: String,
 }
 
 /// The LOCALVERSION tag of a variant built with a profile of content hash `profile`.
@@ -144,6 +146,7 @@ impl KernelCtx {
             modules,
             tag,
             notes,
+            boot_args: String::new(),
         })
     }
 }

@@ -16,6 +16,7 @@
 //! `OUT/bench/results.db`, `OUT/report`, `OUT/summary.md`, `OUT/packages`.
 
 pub mod bolt;
+pub mod bolt_build;
 pub mod boot;
 pub mod build;
 pub mod config;

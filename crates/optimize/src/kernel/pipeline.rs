@@ -357,6 +357,17 @@ fn build_variants(
     let r = &ctx.recipe;
     let mut kernels = vec![trained.baseline.clone()];
     for (v, config) in ctx.opts.variants.iter().zip(configs).skip(1) {
+        if v.bolt {
+            // parse_list puts the kernel it rewrites before this one.
+            let base = kernels
+                .iter()
+                .find(|k| k.variant == PROPELLER_BASE)
+                .context("internal: the autofdo+thinlto kernel was not built")?;
+            let initrd = ctx.variant_initramfs(workload, base)?;
+            let bolted = ctx.build_bolt_kernel(v, base, &initrd)?;
+            kernels.push(bolted);
+            continue;
+        }
         let counts;
         let profile = match v.profile {
             CompileProfile::None => None,
@@ -494,6 +505,15 @@ fn package_winner(
         .iter()
         .find(|k| k.variant == w)
         .context("the winner was built")?;
+    if !k.boot_args.is_empty() {
+        notes.push(format!(
+            "the winning variant '{w}' is not packaged: its boot image was remade from \
+             llvm-bolt's vmlinux outside kbuild, which `make bindeb-pkg` would rebuild \
+             from the sources (and it needs `{}` on the kernel's command line)",
+            k.boot_args
+        ));
+        return Ok(Vec::new());
+    }
     let packages = ctx.package(src, k)?;
     notes.push(format!(
         "packages of the winning variant '{w}' (fewest kernel taken branches, \

@@ -178,12 +178,13 @@ pub const DEFAULT_BOOTS: usize = 5;
 
 /// The built-in variants a kernel recipe builds (`variant` says how); a recipe's own
 /// [[variant]] may not take one of their names.
-pub const KERNEL_VARIANTS: [Variant; 6] = [
+pub const KERNEL_VARIANTS: [Variant; 7] = [
     Variant::Baseline,
     Variant::Autofdo,
     Variant::AutofdoLlvmProfgen,
     Variant::AutofdoThinlto,
     Variant::AutofdoThinltoPropeller,
+    Variant::AutofdoThinltoBolt,
     Variant::Ifdo,
 ];
 

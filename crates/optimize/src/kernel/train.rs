@@ -29,7 +29,7 @@ impl KernelCtx {
         let perf_data = dir.join("perf.data");
         let period = self.opts.period.unwrap_or(kfdo_record::DEFAULT_PERIOD);
         let step = format!("record {what}");
-        let key = Key::new("kernel record")
+        let mut key = Key::new("kernel record")
             .add("kernel", &k.hash)
             .add("initrd", &initrd.1)
             .add("run", run)
@@ -37,8 +37,12 @@ impl KernelCtx {
             .add("kfdo", &self.kfdo_version)
             // What a recording holds beyond kfdo's version: module maps with pgoff from
             // the start of kfdo's section layout.
-            .add("format", "module maps: pgoff from the layout's start")
-            .finish();
+            .add("format", "module maps: pgoff from the layout's start");
+        // Only where there are any, so the keys of the other recordings stay as they were.
+        if !k.boot_args.is_empty() {
+            key = key.add("boot args", &k.boot_args);
+        }
+        let key = key.finish();
         let done = self.step(&step, key, std::slice::from_ref(&perf_data), |log| {
             crate::steps::fresh_dir(&dir)?;
             let booted = self

@@ -11,11 +11,17 @@
 //! | `autofdo-llvm-profgen` | `AUTOFDO_CLANG=y` | `CLANG_AUTOFDO_PROFILE=llvm-profgen.afdo` |
 //! | `autofdo+thinlto` | `AUTOFDO_CLANG=y`, `LTO_CLANG_THIN=y` | `CLANG_AUTOFDO_PROFILE=kfdo.afdo` |
 //! | `autofdo+thinlto+propeller` | as above, `PROPELLER_CLANG=y` | as above, `CLANG_PROPELLER_PROFILE_PREFIX=propeller` |
+//! | `autofdo+thinlto+bolt` | as `autofdo+thinlto` | none: its vmlinux rewritten by llvm-bolt |
 //!
 //! Propeller follows `Documentation/dev-tools/propeller.rst`: the `autofdo+thinlto` kernel
 //! is built with `PROPELLER_CLANG=y` and no profile (kbuild then writes the BB address
 //! map, which changes no code), booted with the training workload and recorded again;
 //! kfdo's Propeller profiles of that recording relink it as `autofdo+thinlto+propeller`.
+//!
+//! BOLT follows BOLT's `docs/OptimizingLinux.md` (see `bolt` and `bolt_build`): the
+//! `autofdo+thinlto` kernel's `vmlinux.unstripped` (kbuild keeps its relocations there)
+//! is rewritten by the run's llvm-bolt from perf2bolt's profile of a recording of that
+//! kernel, and its boot image remade without relinking.
 //!
 //! The baseline is the kernel that is profiled, built the way kbuild builds a kernel for
 //! AutoFDO (CONFIG_AUTOFDO_CLANG=y without a profile: `-fdebug-info-for-profiling` and
@@ -101,6 +107,8 @@ pub struct KernelVariant {
     /// its Propeller profiles come with `propeller`.
     pub profile: CompileProfile,
     pub propeller: PropellerRole,
+    /// Not built by kbuild: the `autofdo+thinlto` kernel rewritten by llvm-bolt.
+    pub bolt: bool,
 }
 
 impl KernelVariant {
@@ -114,6 +122,13 @@ impl KernelVariant {
         let compiler = recipe.compiler()?;
         let gcc = compiler.is_gcc();
         let built_in = Variant::from_name(name).filter(|v| KERNEL_VARIANTS.contains(v));
+        if recipe.kernel.arch == "arm64" && built_in == Some(Variant::AutofdoThinltoBolt) {
+            bail!(
+                "variant '{name}': BOLT kernels are x86_64 only in kfdo (BOLT's Linux kernel \
+                 support is for x86-64); arm64 recipes have baseline, autofdo, \
+                 autofdo-llvm-profgen and autofdo+thinlto"
+            );
+        }
         if recipe.kernel.arch == "arm64"
             && built_in.is_some_and(|v| v.layout() == Some(Layout::Propeller))
         {
@@ -144,6 +159,7 @@ impl KernelVariant {
                 kconfig,
                 profile,
                 propeller: PropellerRole::None,
+                bolt: false,
             }
         };
         // Each built-in variant's profile is its stack's (vocabulary::Variant).
@@ -179,6 +195,12 @@ impl KernelVariant {
                 v.kconfig.insert("PROPELLER_CLANG".into(), "y".into());
                 v.kcflags = PROPELLER_KCFLAGS.into();
                 v.propeller = PropellerRole::Optimized;
+                v
+            }
+            Some(Variant::AutofdoThinltoBolt) => {
+                let mut v = KernelVariant::named(PROPELLER_BASE, recipe)?;
+                v.name = name.to_string();
+                v.bolt = true;
                 v
             }
             // KERNEL_VARIANTS holds no other built-in variant.
@@ -232,12 +254,6 @@ impl KernelVariant {
     pub fn parse_list(list: &str, recipe: &KernelRecipe) -> anyhow::Result<Vec<KernelVariant>> {
         let mut out = vec![KernelVariant::named("baseline", recipe)?];
         for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            if word.contains("bolt") {
-                bail!(
-                    "--variants {word}: BOLT kernels are not built by kfdo optimize (llvm-bolt on \
-                     a vmlinux is experimental in LLVM 19; see docs/propeller-and-bolt.md, 'BOLT and the kernel')"
-                );
-            }
             if !out.iter().any(|v| v.name == word) {
                 out.push(KernelVariant::named(word, recipe)?);
             }
@@ -254,6 +270,25 @@ impl KernelVariant {
                 v.propeller = PropellerRole::Mapped;
             }
             out.sort_by_key(|v| v.propeller == PropellerRole::Optimized);
+        }
+        // The BOLT kernel rewrites the AutoFDO+ThinLTO kernel: that one is judged too,
+        // and built before it.
+        if out.iter().any(|v| v.bolt) {
+            if !out.iter().any(|v| v.name == PROPELLER_BASE) {
+                out.push(KernelVariant::named(PROPELLER_BASE, recipe)?);
+            }
+            // Its configuration is the one of the kernel it rewrites (with the map, when
+            // a Propeller kernel is built from it too).
+            let base = out
+                .iter()
+                .find(|v| v.name == PROPELLER_BASE)
+                .cloned()
+                .expect("pushed above");
+            for v in out.iter_mut().filter(|v| v.bolt) {
+                v.kconfig = base.kconfig.clone();
+                v.kcflags = base.kcflags.clone();
+            }
+            out.sort_by_key(|v| v.bolt);
         }
         Ok(out)
     }
@@ -390,6 +425,7 @@ fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> anyhow::Result<KernelVar
         kconfig,
         profile,
         propeller: PropellerRole::None,
+        bolt: false,
     })
 }
 
@@ -496,7 +532,13 @@ mod tests {
         let e = KernelVariant::parse_list("bolt", &r)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("experimental"), "{e}");
+        assert!(e.contains("unknown variant 'bolt'"), "{e}");
+        let mut arm = recipe("kconfig");
+        arm.kernel.arch = "arm64".into();
+        let e = KernelVariant::parse_list("autofdo+thinlto+bolt", &arm)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x86_64 only"), "{e}");
         let e = KernelVariant::parse_list("autofdo+thinlto+propeller", &recipe("kcflags"))
             .unwrap_err()
             .to_string();
@@ -550,6 +592,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("gcov kernel PGO"), "{e}");
+    }
+
+    #[test]
+    fn bolt_brings_the_autofdo_thinlto_kernel_it_rewrites_with_its_configuration() {
+        let r = recipe("kconfig");
+        for list in [
+            "autofdo+thinlto+bolt",
+            "autofdo+thinlto+bolt,autofdo+thinlto+propeller",
+        ] {
+            let vs = KernelVariant::parse_list(list, &r).unwrap();
+            let base = vs.iter().position(|v| v.name == PROPELLER_BASE).unwrap();
+            let bolt = vs.iter().position(|v| v.bolt).unwrap();
+            assert!(base < bolt && bolt == vs.len() - 1, "{list}: {vs:?}");
+            assert_eq!(vs[bolt].name, "autofdo+thinlto+bolt");
+            assert_eq!(vs[bolt].kconfig, vs[base].kconfig, "{list}");
+            assert_eq!(vs[bolt].kcflags, vs[base].kcflags, "{list}");
+            assert_eq!(vs[bolt].profile, CompileProfile::Kfdo);
+        }
     }
 
     #[test]

@@ -39,6 +39,12 @@ pub fn twin_of(v: &KernelVariant) -> Result<KernelVariant, String> {
                 .into(),
         );
     }
+    if v.bolt {
+        return Err(
+            "BOLT: llvm-bolt rewrites the x86 kernel's vmlinux; a UML twin is another binary"
+                .into(),
+        );
+    }
     let mut twin = v.clone();
     twin.propeller = PropellerRole::None;
     for sym in X86_ONLY {
