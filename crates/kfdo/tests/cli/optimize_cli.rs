@@ -71,6 +71,15 @@ runs = 3
     recipe
 }
 
+/// The variants a clang recipe builds by default, the baseline first.
+pub(super) const CLANG_VARIANTS: [&str; 5] = [
+    "baseline",
+    "autofdo",
+    "autofdo-llvm-profgen",
+    "ifdo",
+    "autofdo+thinlto",
+];
+
 const BUILD: &str = r#"$CC $CFLAGS -o lz "$SRC/lz.c" $LDFLAGS"#;
 
 fn optimize(recipe: &Path, out: &Path) -> Output {
@@ -131,13 +140,7 @@ fn optimize_builds_judges_and_reruns_only_what_changed() {
     }
     // The verdict names every variant, and the report holds both heat maps.
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    for v in [
-        "baseline",
-        "autofdo",
-        "autofdo-llvm-profgen",
-        "ifdo",
-        "autofdo+thinlto",
-    ] {
+    for v in CLANG_VARIANTS {
         assert!(
             summary.contains(&format!("| {v} |")),
             "{v} missing:\n{summary}"

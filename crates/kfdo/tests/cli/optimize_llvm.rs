@@ -74,7 +74,7 @@ fn llvm_22_builds_every_variant_and_compares_with_19() {
     common::ok(&run, "kfdo optimize --llvm 22 --compare-llvm 19");
 
     // Each run's tools are its release's.
-    for (o, llvm) in [(out.clone(), 22), (out.join("llvm-19"), 19)] {
+    for (o, llvm) in [(out.clone(), 22), (out.join("llvm-19/"), 19)] {
         let build = log(&o, "build-baseline");
         assert!(build.contains(&format!("clang-{llvm}")), "{build}");
         let other = if llvm == 22 { 19 } else { 22 };
@@ -85,13 +85,7 @@ fn llvm_22_builds_every_variant_and_compares_with_19() {
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     let other = std::fs::read_to_string(out.join("llvm-19/summary.md")).unwrap();
     // The same variant table as with 19's default run.
-    for v in [
-        "baseline",
-        "autofdo",
-        "autofdo-llvm-profgen",
-        "ifdo",
-        "autofdo+thinlto",
-    ] {
+    for v in crate::optimize_cli::CLANG_VARIANTS {
         assert!(summary.contains(&format!("| {v} |")), "{v}:\n{summary}");
     }
     assert!(

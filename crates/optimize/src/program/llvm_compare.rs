@@ -44,14 +44,23 @@ pub fn section(this: &Run, other: &Run, other_dir: &Path) -> anyhow::Result<Stri
             writeln!(s, "- {}: not in the LLVM {o} run\n", b.name)?;
             continue;
         };
-        baselines(&mut s, b, ob, t, o)?;
-        autofdo(&mut s, b, ob, t, o)?;
-        for line in what_changed(b, ob, t, o) {
+        let sides = Sides { b, ob, t, o };
+        baselines(&mut s, &sides)?;
+        autofdo(&mut s, &sides)?;
+        for line in what_changed(&sides) {
             writeln!(s, "- {line}")?;
         }
         writeln!(s)?;
     }
     Ok(s)
+}
+
+/// One benchmark in both runs: `b` of this run (release `t`), `ob` of the other (`o`).
+struct Sides<'a> {
+    b: &'a BenchmarkAnalysis,
+    ob: &'a BenchmarkAnalysis,
+    t: u32,
+    o: u32,
 }
 
 /// The value of counter `row` for variant `name` in `b`.
@@ -88,13 +97,8 @@ fn count(v: Option<f64>) -> String {
     })
 }
 
-fn baselines(
-    s: &mut String,
-    b: &BenchmarkAnalysis,
-    ob: &BenchmarkAnalysis,
-    t: u32,
-    o: u32,
-) -> anyhow::Result<()> {
+fn baselines(s: &mut String, sides: &Sides) -> anyhow::Result<()> {
+    let Sides { b, ob, t, o } = *sides;
     let base = Variant::Baseline.name();
     writeln!(s, "### {}: the baselines\n", b.name)?;
     writeln!(s, "| counter | LLVM {o} | LLVM {t} | {t} against {o} |")?;
@@ -128,13 +132,8 @@ fn baselines(
 }
 
 /// AutoFDO against its own baseline, in each release.
-fn autofdo(
-    s: &mut String,
-    b: &BenchmarkAnalysis,
-    ob: &BenchmarkAnalysis,
-    t: u32,
-    o: u32,
-) -> anyhow::Result<()> {
+fn autofdo(s: &mut String, sides: &Sides) -> anyhow::Result<()> {
+    let Sides { b, ob, t, o } = *sides;
     let (base, afdo) = (Variant::Baseline.name(), Variant::Autofdo.name());
     writeln!(s, "### {}: AutoFDO against its own baseline\n", b.name)?;
     writeln!(s, "| | LLVM {o} | LLVM {t} | difference |")?;
@@ -179,7 +178,8 @@ fn autofdo(
 
 /// The differences worth a sentence: each counter whose baseline moved by at least 1 %,
 /// and AutoFDO's counter changes that differ by at least 2 points.
-fn what_changed(b: &BenchmarkAnalysis, ob: &BenchmarkAnalysis, t: u32, o: u32) -> Vec<String> {
+fn what_changed(sides: &Sides) -> Vec<String> {
+    let Sides { b, ob, t, o } = *sides;
     let (base, afdo) = (Variant::Baseline.name(), Variant::Autofdo.name());
     let mut lines = Vec::new();
     for row in &b.counters {
