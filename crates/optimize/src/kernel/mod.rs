@@ -4,7 +4,7 @@
 //! (`build`) the variants (`variant`: baseline, AutoFDO, AutoFDO+ThinLTO, and the recipe's
 //! own: any compiler, KCFLAGS or Kconfig change), boots the baseline under QEMU with the
 //! training workload and records its kernel branches in the workload's window only
-//! (`boot`, `train`), converts the recording with kfdo and llvm-profgen-19 (`train`;
+//! (`boot`, `train`), converts the recording with kfdo and llvm-profgen (`train`;
 //! Propeller's in `propeller`, gcov PGO's counts in `gcov_pgo`), rebuilds, boots every
 //! variant several times, interleaved, with the evaluation workloads (`judge`: kernel-mode
 //! emulated counters and the workloads' operations per second), draws kernel heat maps,

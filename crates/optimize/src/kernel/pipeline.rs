@@ -292,7 +292,7 @@ fn check_fdo_route(ctx: &KernelCtx, src: &KernelSource) -> anyhow::Result<()> {
 }
 
 /// The baseline: built, booted with the training workload, recorded; kfdo's profile,
-/// and llvm-profgen-19's of the same recording (the reference, and the check that the
+/// and llvm-profgen's of the same recording (the reference, and the check that the
 /// two agree).
 fn train(
     ctx: &KernelCtx,

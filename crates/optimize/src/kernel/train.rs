@@ -1,6 +1,6 @@
 //! The kernel's training steps: boot a kernel with a workload and record its kernel
 //! branches in the workload's window, then convert the recording with kfdo (the
-//! workload's modules included) and with llvm-profgen-19, the reference.
+//! workload's modules included) and with llvm-profgen, the reference.
 
 use std::path::PathBuf;
 
@@ -174,7 +174,7 @@ impl KernelCtx {
         ))
     }
 
-    /// llvm-profgen-19's kernel profile of the same recording: the reference converter.
+    /// llvm-profgen's kernel profile of the same recording: the reference converter.
     pub fn kernel_profile_llvm_profgen(
         &self,
         k: &BuiltKernel,

@@ -30,7 +30,7 @@ pub const SAME_NAMES_LTO_CFLAGS: &str = "-fdebug-compilation-dir=.";
 /// The relocations BOLT needs to move functions.
 pub const RELOCS_LDFLAGS: &str = "-Wl,--emit-relocs";
 
-/// llvm-bolt-19's options for the BOLT variants: blocks by ext-TSP, functions by
+/// llvm-bolt's options (19's and 22's alike) for the BOLT variants: blocks by ext-TSP, functions by
 /// hfsort, cold blocks split out, and the dynamic statistics in the log.
 pub const BOLT_OPTIONS: [&str; 5] = [
     "-reorder-blocks=ext-tsp",

@@ -111,7 +111,7 @@ struct Inputs<'a> {
     ifdo: Option<ProfileFile>,
     /// From the baseline's recording.
     on_baseline: LayoutProfiles,
-    /// `llvm-bolt-19 --version`, when a BOLT variant is judged.
+    /// `llvm-bolt --version`, when a BOLT variant is judged.
     bolt_id: Option<String>,
 }
 
@@ -225,7 +225,7 @@ impl Ctx {
 struct Setup {
     method: Method,
     counters: Choice,
-    /// `llvm-bolt-19 --version`, when a BOLT variant is judged.
+    /// `llvm-bolt --version`, when a BOLT variant is judged.
     bolt_id: Option<String>,
 }
 

@@ -1,7 +1,7 @@
 //! `[build] target`: a program recipe built for another architecture than this
 //! machine's (only `aarch64-linux-gnu`, on an x86-64 host), and what follows from it.
 //!
-//! clang-19 cross-compiles with `--target=aarch64-linux-gnu` and finds Debian's cross
+//! clang cross-compiles with `--target=aarch64-linux-gnu` and finds Debian's cross
 //! toolchain by itself: the sysroot `/usr/aarch64-linux-gnu` (libc6-dev-arm64-cross:
 //! headers, crt1.o, libc) and GCC's `/usr/lib/gcc-cross/aarch64-linux-gnu/N`
 //! (gcc-aarch64-linux-gnu: crtbegin.o, libgcc), so no `--sysroot`, `-B` or `-L` is

@@ -1,6 +1,6 @@
 //! The steps that make profiles: record the training run (hardware branch
 //! sampling or emulated LBR, `kfdo_record::record`), convert it with kfdo
-//! (`kfdo_convert::profile`) and with llvm-profgen-19, and the instrumented-PGO
+//! (`kfdo_convert::profile`) and with llvm-profgen, and the instrumented-PGO
 //! training.
 
 use std::ffi::OsString;
@@ -279,7 +279,7 @@ impl Ctx {
         })
     }
 
-    /// llvm-profgen-19's profile of the same recording: the reference converter.
+    /// llvm-profgen's profile of the same recording: the reference converter.
     pub fn profile_llvm_profgen(
         &self,
         built: &Built,

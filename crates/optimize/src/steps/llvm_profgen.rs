@@ -1,4 +1,4 @@
-//! llvm-profgen-19, the reference converter: `perf script` of a recording, then
+//! llvm-profgen, the reference converter: `perf script` of a recording, then
 //! llvm-profgen on it. Programs and kernels run the same step; the caller's key says
 //! what it reads.
 

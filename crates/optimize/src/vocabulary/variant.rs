@@ -14,7 +14,7 @@ pub enum Variant {
     Baseline,
     /// kfdo's AutoFDO profile of the recorded training run.
     Autofdo,
-    /// llvm-profgen-19's profile of the same perf.data: the reference converter.
+    /// llvm-profgen's profile of the same perf.data: the reference converter.
     AutofdoLlvmProfgen,
     /// Instrumented PGO: the upper bound sampling aims at.
     Ifdo,
@@ -22,11 +22,11 @@ pub enum Variant {
     AutofdoThinlto,
     /// The baseline relinked with kfdo's Propeller profiles of its training run.
     Propeller,
-    /// The baseline rewritten by llvm-bolt-19 with kfdo's fdata of its training run.
+    /// The baseline rewritten by llvm-bolt with kfdo's fdata of its training run.
     Bolt,
     /// autofdo+thinlto relinked with Propeller profiles of its own training run.
     AutofdoThinltoPropeller,
-    /// autofdo+thinlto rewritten by llvm-bolt-19 from its own training run.
+    /// autofdo+thinlto rewritten by llvm-bolt from its own training run.
     AutofdoThinltoBolt,
 }
 
@@ -36,7 +36,7 @@ pub enum CompileProfile {
     None,
     /// kfdo's AutoFDO profile of the baseline's training run.
     Kfdo,
-    /// llvm-profgen-19's profile of the same recording (the reference converter).
+    /// llvm-profgen's profile of the same recording (the reference converter).
     LlvmProfgen,
     /// The counts of an instrumented build's training run (clang's `.profdata`, or
     /// GCC's `.gcda` files).
@@ -59,7 +59,7 @@ pub enum ProfileKind {
     None,
     /// kfdo's AutoFDO profile of the baseline's training run.
     Kfdo,
-    /// llvm-profgen-19's profile of the same recording (the reference converter).
+    /// llvm-profgen's profile of the same recording (the reference converter).
     LlvmProfgen,
     /// The counts of an instrumented build's training run (clang's `.profdata`, or
     /// GCC's `.gcda` files).
