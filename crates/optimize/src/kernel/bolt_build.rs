@@ -19,6 +19,7 @@ use super::build::BuiltKernel;
 use super::ctx::KernelCtx;
 use super::variant::KernelVariant;
 use crate::steps::cache::Key;
+use crate::steps::engine::PEAK_KIB;
 use crate::steps::exec::Stdout;
 
 /// What every boot of a BOLTed kernel needs: BOLT drops the relocations the boot code
@@ -132,13 +133,13 @@ impl KernelCtx {
                 peak_kib as f64 / 1024.0
             ));
             Ok(serde_json::json!({
-                "peak_kib": peak_kib,
+                PEAK_KIB: peak_kib,
                 "skipped": skipped.len(),
                 "summary": facts.words(),
             }))
         })?;
         let words = done.facts["summary"].as_str().unwrap_or("").to_string();
-        let peak = done.facts["peak_kib"].as_u64().unwrap_or(0);
+        let peak = done.facts[PEAK_KIB].as_u64().unwrap_or(0);
         let mut make_vars = base.make_vars.clone();
         make_vars.push((
             "BOLT".into(),

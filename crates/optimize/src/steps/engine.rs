@@ -26,7 +26,7 @@ pub struct Steps {
     /// Content hash of the kfdo executable: part of the conversion's key.
     pub kfdo_hash: String,
     /// Each step this run: (name, seconds it took when it ran, whether it was cached).
-    pub timings: std::sync::Mutex<Vec<(String, f64, bool)>>,
+    pub timings: std::sync::Mutex<Vec<Timing>>,
 }
 
 /// Tool versions, as one string for keys.
@@ -91,7 +91,7 @@ impl Steps {
         if let Some(done) = self.cache.lookup(step, &key) {
             super::interrupt::cached(step);
             self.progress.cached(step);
-            self.timed(step, done.seconds, true);
+            self.timed(step, &done, true);
             return Ok(done);
         }
         self.cache.forget(step);
@@ -105,13 +105,18 @@ impl Steps {
         let done = self.cache.save(step, &key, outputs, facts, seconds)?;
         running.finished();
         bar.finish();
-        self.timed(step, seconds, false);
+        self.timed(step, &done, false);
         Ok(done)
     }
 
-    fn timed(&self, step: &str, seconds: f64, cached: bool) {
+    fn timed(&self, step: &str, done: &Done, cached: bool) {
         if let Ok(mut t) = self.timings.lock() {
-            t.push((step.to_string(), seconds, cached));
+            t.push(Timing {
+                step: step.to_string(),
+                seconds: done.seconds,
+                cached,
+                peak_kib: done.facts[PEAK_KIB].as_u64(),
+            });
         }
     }
 
@@ -155,21 +160,48 @@ impl Steps {
     /// The per-step timing table (Markdown): what ran, for how long, and what was cached.
     pub fn timing_table(&self) -> String {
         let t = self.timings.lock().map(|t| t.clone()).unwrap_or_default();
-        let mut s = String::from("| step | seconds | this run |\n|:--|--:|:--|\n");
-        for (name, secs, cached) in &t {
+        let memory = t.iter().any(|x| x.peak_kib.is_some());
+        let mut s = if memory {
+            String::from("| step | seconds | peak memory | this run |\n|:--|--:|--:|:--|\n")
+        } else {
+            String::from("| step | seconds | this run |\n|:--|--:|:--|\n")
+        };
+        for x in &t {
+            let peak = match (memory, x.peak_kib) {
+                (false, _) => String::new(),
+                (true, Some(k)) => format!(" {:.0} MiB |", k as f64 / 1024.0),
+                (true, None) => " – |".into(),
+            };
             s.push_str(&format!(
-                "| {name} | {secs:.1} | {} |\n",
-                if *cached {
+                "| {} | {:.1} |{peak} {} |\n",
+                x.step,
+                x.seconds,
+                if x.cached {
                     "cached (time of the run that made it)"
                 } else {
                     "ran"
                 }
             ));
         }
-        let ran: f64 = t.iter().filter(|x| !x.2).map(|x| x.1).sum();
-        s.push_str(&format!("| **steps run now** | **{ran:.1}** | |\n"));
+        let ran: f64 = t.iter().filter(|x| !x.cached).map(|x| x.seconds).sum();
+        let gap = if memory { " |" } else { "" };
+        s.push_str(&format!("| **steps run now** | **{ran:.1}** |{gap} |\n"));
         s
     }
+}
+
+/// The fact a step records when it measured its main tool's peak resident memory
+/// (KiB); the timing table shows it.
+pub const PEAK_KIB: &str = "peak_kib";
+
+/// One step of the run: how long it took, whether this run ran it, and its main tool's
+/// peak memory where the step measured it.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub step: String,
+    pub seconds: f64,
+    pub cached: bool,
+    pub peak_kib: Option<u64>,
 }
 
 /// Removes and recreates a step's working directory, so nothing of an
