@@ -75,6 +75,7 @@ fn a_propeller_kernel_is_relinked_from_its_profiles_and_judged() {
         assert!(summary.contains(v), "{v} is not in the summary:\n{summary}");
     }
     bolt_kernel_was_rewritten_and_judged(&out, &summary);
+    bolt_workarounds_hold_on_the_built_kernel(&out.join("build/autofdo+thinlto"));
     // The twins' store left by optimize_kernel's run judged other kernels: neither the
     // summary nor `kfdo counters-vs-time` pairs these kernels' counters with it.
     assert!(
@@ -217,4 +218,44 @@ fn bolt_kernel_was_rewritten_and_judged(out: &Path, summary: &str) {
     let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
     let bolt = cells.last().unwrap();
     assert!(bolt.starts_with('−'), "BOLT kernel's taken branches: {row}");
+}
+
+/// `kernel::bolt` on the kernel BOLT rewrote: the workaround's inputs, and the boot image
+/// remade from the original `vmlinux.unstripped` by replaying kbuild's commands is
+/// kbuild's, byte for byte (so the BOLT kernel's image differs only by BOLT's rewrite).
+fn bolt_workarounds_hold_on_the_built_kernel(dir: &Path) {
+    use kfdo_optimize::kernel::bolt::{
+        boot_image_commands, needs_ksymtab_gpl, rebuild_boot_image, skip_file_text, skip_functions,
+        SkipReason,
+    };
+    let vmlinux = dir.join("vmlinux.unstripped");
+    assert!(
+        needs_ksymtab_gpl(&vmlinux).unwrap(),
+        "Linux 7.x has no __ksymtab_gpl"
+    );
+    let skipped = skip_functions(&vmlinux).unwrap();
+    let count = |r: SkipReason| skipped.iter().filter(|s| s.reason == r).count();
+    assert!(count(SkipReason::RuntimeConst) > 50, "{skipped:?}");
+    assert_eq!(count(SkipReason::GuideDefault), 2);
+    // Every user-copy helper has a runtime_ptr_USER_PTR_MAX site.
+    assert!(skipped
+        .iter()
+        .any(|s| s.name == "_copy_to_user" && s.reason == SkipReason::RuntimeConst));
+    let text = skip_file_text(&skipped);
+    assert!(text.lines().all(|l| l.ends_with("(/[0-9]+)?")));
+    assert!(text.contains("__entry_text_start(/[0-9]+)?\n"));
+
+    let cmds = boot_image_commands(dir).unwrap();
+    assert_eq!(cmds.first().unwrap().0, "vmlinux");
+    assert_eq!(cmds.last().unwrap().0, "arch/x86/boot/bzImage");
+    let work = tempfile::tempdir().unwrap();
+    let image = rebuild_boot_image(dir, &vmlinux, work.path()).unwrap();
+    let want = std::fs::read(dir.join("arch/x86/boot/bzImage")).unwrap();
+    let got = std::fs::read(&image).unwrap();
+    assert!(
+        got == want,
+        "the bzImage remade from kbuild's own vmlinux differs from kbuild's ({} vs {} bytes)",
+        got.len(),
+        want.len()
+    );
 }
