@@ -7,6 +7,8 @@
 //!
 //! - [`schema`]: columns, types, footer keys, schema version.
 //! - [`write`]: writing a file whole or not at all, rows sorted.
+//! - [`columns`]: checking one record batch against the contract, column by column.
+//! - [`runs`]: sorted runs of packed keys and counts, and their merge.
 //! - [`read`]: reading one batch at a time, with errors that name the file, the place
 //!   and the fix.
 //! - [`profile`]: rows to and from kfdo's [`kfdo_aggregate::RawProfile`].
@@ -21,15 +23,19 @@
 //! `super::` path against this list):
 //!
 //! 1. `error` ([`RawError`]), `schema` (the columns and file metadata).
-//! 2. `profile`, `read`, `write`: rows to and from a raw profile and a file.
-//! 3. `dump`, `merge`, `split`: whole-file operations.
-//! 4. `tests` (unit tests across the layers).
+//! 2. `columns`, `profile`, `runs`, `write`: a batch checked, rows to and from a raw
+//!    profile, sorted runs, a file written.
+//! 3. `read`: a file read, checked batch by batch.
+//! 4. `dump`, `merge`, `split`: whole-file operations.
+//! 5. `tests` (unit tests across the layers).
 
+pub mod columns;
 pub mod dump;
 mod error;
 pub mod merge;
 pub mod profile;
 pub mod read;
+pub mod runs;
 pub mod schema;
 pub mod split;
 pub mod write;
@@ -57,7 +63,8 @@ mod layering {
     fn modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
             &["error", "schema"],
-            &["profile", "read", "write"],
+            &["columns", "profile", "runs", "write"],
+            &["read"],
             &["dump", "merge", "split"],
             &["tests"],
         ];

@@ -1,19 +1,24 @@
 //! `kfdo merge-raw`: many host files into one, exactly as the contract (and so the
 //! fleet's Spark job) says.
 //!
-//! Two streaming passes. The first reads every file's per-file columns (and checks
-//! every row), because selection and the host cap need all files' samples before any
-//! count can be scaled. The second adds the scaled counts into one map keyed by (kind,
-//! from, to): memory is bounded by the distinct keys and one batch per file, never by
-//! the number or size of files. All arithmetic is integer (u128), never float, so any
-//! implementation of the contract gets the same numbers.
+//! Two passes, each over the files side by side on every core. The first reads every
+//! file's footer and per-file columns (one row), because selection and the host cap
+//! need all files' samples before any count can be scaled. The second checks every
+//! row, scales it and adds it up as sorted runs (`runs`: each file is sorted by the
+//! contract, so no hash map is needed), merging groups of files into the running sum:
+//! memory is bounded by the distinct keys and one group's rows, never by the number of
+//! files. All arithmetic is integer, never float, so any implementation of the
+//! contract gets the same numbers.
 
 use crate::error::RawError;
 use crate::read::{self, Summary};
-use crate::schema::{FileInfo, Row, RowKind, RECORDER_MIXED};
+use crate::runs::{self, Overflow, Run};
+use crate::schema::{FileInfo, Row, RECORDER_MIXED};
 use crate::write::{write_file, FileKind};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 #[derive(Clone, Debug, Default)]
 pub struct MergeOptions {
@@ -46,6 +51,19 @@ pub struct MergeReport {
     pub rows_in: u64,
     pub rows_out: u64,
     pub samples: i64,
+    /// Wall seconds of each pass: where a merge spends its time.
+    pub seconds: MergeSeconds,
+}
+
+/// Wall seconds of a merge's passes.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct MergeSeconds {
+    /// Footers and the first row of every file (selection, caps).
+    pub footers: f64,
+    /// Every kept row read, checked, scaled and summed.
+    pub rows: f64,
+    /// The merged file written.
+    pub write: f64,
 }
 
 /// `CLASS=W`: W a non-negative decimal with at most 3 decimals, as thousandths.
@@ -151,21 +169,37 @@ impl Factor {
     }
 }
 
+/// Rows (by the files' own counts) decoded before they are merged into the running
+/// sum: memory is the distinct keys plus this, whatever the number of files.
+const GROUP_ROWS: u64 = 1 << 23;
+
 /// Merges `inputs` (files and directories) into `output` per `opts`.
 pub fn merge(
     inputs: &[PathBuf],
     opts: &MergeOptions,
     output: &Path,
 ) -> Result<MergeReport, RawError> {
+    merge_in_groups(inputs, opts, output, GROUP_ROWS)
+}
+
+/// [`merge`], decoding up to `group_rows` rows before each merge into the sum.
+pub(crate) fn merge_in_groups(
+    inputs: &[PathBuf],
+    opts: &MergeOptions,
+    output: &Path,
+    group_rows: u64,
+) -> Result<MergeReport, RawError> {
     let files = expand_inputs(inputs)?;
     let mut report = MergeReport {
         files_in: files.len(),
         ..Default::default()
     };
-    // Pass 1: every file's per-file columns.
+    let clock = Instant::now();
+    // Pass 1: every file's footer and per-file columns (its first row), side by side.
+    let firsts: Vec<Result<Summary, RawError>> = files.par_iter().map(|f| first_row(f)).collect();
     let mut readable: Vec<Summary> = Vec::new();
-    for f in &files {
-        match read::scan(f, |_, _| Ok(())) {
+    for s in firsts {
+        match s {
             Ok(s) => readable.push(s),
             Err(e @ RawError::BadFile { .. }) if opts.skip_bad => {
                 report.dropped_bad.push(e.to_string())
@@ -191,6 +225,7 @@ pub fn merge(
         }
     }
     let mut kept = Vec::new();
+    report.seconds.footers = clock.elapsed().as_secs_f64();
     for s in readable {
         if opts
             .build_id
@@ -206,51 +241,55 @@ pub fn merge(
             kept.push(s);
         }
     }
-    if kept.is_empty() {
-        return Err(RawError::Request(format!(
-            "no input file left to merge: of {} file(s), {} had another build-id, {} lay \
-             outside the time window, {} were unreadable; check --build-id, --since and --until",
-            report.files_in,
-            report.dropped_build_id,
-            report.dropped_window,
-            report.dropped_bad.len()
-        )));
-    }
-    let factors = factors(&kept, opts, &mut report);
-    let mut info = merged_info(&kept, &factors)?;
-    // Pass 2: scaled counts, summed per key.
-    let mut sums: FxHashMap<(RowKind, i64, i64), u128> = FxHashMap::default();
-    for (s, &factor) in kept.iter().zip(&factors) {
-        let again = read::scan(&s.path, |now, rows| {
-            if *now != s.info {
-                return Err(RawError::bad(&s.path, "changed while it was being merged"));
+    // Pass 2: every row of the kept files, checked, scaled and summed. A file found bad
+    // only here (a broken row) is dropped with --skip-bad and the pass run again
+    // without it, since its host's cap counted its samples: the result is always that
+    // of merging the good files alone.
+    let (sum, mut info) = loop {
+        if kept.is_empty() {
+            return Err(RawError::Request(format!(
+                "no input file left to merge: of {} file(s), {} had another build-id, {} lay \
+                 outside the time window, {} were unreadable; check --build-id, --since and --until",
+                report.files_in,
+                report.dropped_build_id,
+                report.dropped_window,
+                report.dropped_bad.len()
+            )));
+        }
+        let clock = Instant::now();
+        let mut r = report.clone();
+        let factors = factors(&kept, opts, &mut r);
+        let info = merged_info(&kept, &factors)?;
+        match sum_files(&kept, &factors, group_rows) {
+            Ok((sum, rows_in)) => {
+                report = r;
+                report.rows_in = rows_in;
+                report.seconds.rows = clock.elapsed().as_secs_f64();
+                break (sum, info);
             }
-            for r in rows {
-                let c = factor.apply(r.count);
-                if c > 0 {
-                    *sums.entry((r.kind, r.from, r.to)).or_insert(0) += c;
-                }
+            Err((at, e @ RawError::BadFile { .. })) if opts.skip_bad => {
+                report.dropped_bad.push(e.to_string());
+                kept.remove(at);
             }
-            Ok(())
-        })?;
-        report.rows_in += again.rows;
-    }
-    let mut rows = Vec::with_capacity(sums.len());
-    for ((kind, from, to), c) in sums {
-        let count = i64::try_from(c).map_err(|_| {
-            RawError::Request(format!(
-                "the merged count of ({}, {from}, {to}) is {c}, beyond int64: merge fewer \
-                 files or use smaller weights",
-                kind.as_str()
-            ))
-        })?;
-        rows.push(Row {
-            kind,
-            from,
-            to,
-            count,
-        });
-    }
+            Err((_, e)) => return Err(e),
+        }
+    };
+    let clock = Instant::now();
+    let rows: Vec<Row> = sum
+        .keys
+        .iter()
+        .zip(&sum.counts)
+        .map(|(&k, &count)| {
+            let (kind, from, to) = runs::unkey(k);
+            Row {
+                kind,
+                from,
+                to,
+                count: count as i64,
+            }
+        })
+        .collect();
+    drop(sum);
     if rows.is_empty() {
         return Err(RawError::Request(format!(
             "every count became 0 after the host cap and weights: nothing written to {}",
@@ -272,7 +311,105 @@ pub fn merge(
         files: kept.len() as u64,
     };
     write_file(output, &kind, &info, rows)?;
+    report.seconds.write = clock.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// A file's footer, per-file columns and row count, from its first row alone.
+fn first_row(path: &Path) -> Result<Summary, RawError> {
+    let mut r = read::open_first_row(path)?;
+    let rows = r.total_rows();
+    while r.next_columns(|_, _| Ok(()))? {}
+    let Some(info) = r.info().cloned() else {
+        return Err(RawError::bad(
+            path,
+            "has no rows, so no build-id, host or window: a raw file holds at least one count; \
+             remove it (or write it again from a recording with samples)",
+        ));
+    };
+    Ok(Summary {
+        path: path.to_path_buf(),
+        footer: r.footer().clone(),
+        info,
+        rows,
+    })
+}
+
+/// The scaled counts of all `kept` files summed, and the rows read; on a bad file, its
+/// index in `kept` (the first in order, whatever ran first) and why.
+fn sum_files(
+    kept: &[Summary],
+    factors: &[Factor],
+    group_rows: u64,
+) -> Result<(Run, u64), (usize, RawError)> {
+    let mut sum = Run::default();
+    let mut rows_in = 0;
+    let mut start = 0;
+    while start < kept.len() {
+        // A group: files until `group_rows` rows, at least one.
+        let mut end = start;
+        let mut rows = 0;
+        while end < kept.len() && (end == start || rows + kept[end].rows <= group_rows) {
+            rows += kept[end].rows;
+            end += 1;
+        }
+        let decoded: Vec<Result<(Run, u64), RawError>> = (start..end)
+            .into_par_iter()
+            .map(|i| file_run(&kept[i], factors[i]))
+            .collect();
+        let mut group = Vec::with_capacity(decoded.len() + 1);
+        group.push(std::mem::take(&mut sum));
+        for (i, d) in (start..end).zip(decoded) {
+            let (run, n) = d.map_err(|e| (i, e))?;
+            rows_in += n;
+            group.push(run);
+        }
+        sum = Run::merge_all(group).map_err(|o| (start, overflow(o)))?;
+        start = end;
+    }
+    Ok((sum, rows_in))
+}
+
+/// One file's rows, checked and scaled (zeros dropped), as a sorted run.
+fn file_run(s: &Summary, factor: Factor) -> Result<(Run, u64), RawError> {
+    let mut r = read::open(&s.path)?;
+    let mut keys = Vec::with_capacity(s.rows as usize);
+    let mut counts = Vec::with_capacity(s.rows as usize);
+    let mut rows = 0u64;
+    let mut big = None;
+    while r.next_columns(|now, c| {
+        if *now != s.info {
+            return Err(RawError::bad(&s.path, "changed while it was being merged"));
+        }
+        rows += c.kinds.len() as u64;
+        for (i, &kind) in c.kinds.iter().enumerate() {
+            let scaled = factor.apply(c.count[i]);
+            if scaled == 0 {
+                continue;
+            }
+            let k = runs::key(kind, c.from[i], c.to[i]);
+            if scaled > i64::MAX as u128 {
+                big.get_or_insert(k);
+            }
+            keys.push(k);
+            counts.push(scaled.min(i64::MAX as u128) as u64);
+        }
+        Ok(())
+    })? {}
+    if let Some(k) = big {
+        return Err(overflow(Overflow(k)));
+    }
+    let run = Run::from_pairs(keys, counts).map_err(overflow)?;
+    Ok((run, rows))
+}
+
+fn overflow(o: Overflow) -> RawError {
+    let (kind, from, to) = runs::unkey(o.0);
+    RawError::Request(format!(
+        "the merged count of ({}, {from}, {to}) is beyond int64: merge fewer files or use \
+         smaller weights",
+        kind.as_str()
+    ))
 }
 
 /// Each kept file's factor: its host's cap (over all that host's kept files), then its

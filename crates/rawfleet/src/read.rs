@@ -2,11 +2,17 @@
 //! the way. Every error names the file, the place (row group, row, column) and what to
 //! do; nothing here panics on a bad file.
 
+use crate::columns::{self, Checked, Layout};
 use crate::error::RawError;
-use crate::schema::{self, FileInfo, Row, RowKind, COLUMNS, SCHEMA_VERSION};
-use arrow_array::{Array, Int64Array, RecordBatch, StringArray};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use crate::schema::{self, FileInfo, Row, COLUMNS, SCHEMA_VERSION};
+use arrow_array::RecordBatch;
+use arrow_schema::{Field, Schema};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Rows per batch read: memory per open file stays small whatever the file's size.
 const BATCH_ROWS: usize = 64 * 1024;
@@ -57,12 +63,22 @@ fn damaged(path: &Path, e: impl std::fmt::Display) -> RawError {
 
 /// Opens `path` and checks its footer and schema.
 pub fn open(path: &Path) -> Result<RawReader, RawError> {
+    open_with(path, None)
+}
+
+/// Opens `path` to read only its first row (the per-file columns, cheaply).
+pub fn open_first_row(path: &Path) -> Result<RawReader, RawError> {
+    open_with(path, Some(1))
+}
+
+fn open_with(path: &Path, limit: Option<usize>) -> Result<RawReader, RawError> {
     let file =
         std::fs::File::open(path).map_err(|e| RawError::bad(path, format!("cannot open: {e}")))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| damaged(path, e))?;
-    let meta = builder.metadata().clone();
+    let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+        .map_err(|e| damaged(path, e))?;
+    let meta = plain.metadata().clone();
     let footer = footer(path, meta.file_metadata().key_value_metadata())?;
-    let arrow = builder.schema().clone();
+    let arrow = plain.schema().clone();
     let mut index = [0usize; 12];
     for (i, &(name, col)) in COLUMNS.iter().enumerate() {
         let Ok(at) = arrow.index_of(name) else {
@@ -89,16 +105,34 @@ pub fn open(path: &Path) -> Result<RawReader, RawError> {
         }
         index[i] = at;
     }
+    // The same columns, text ones decoded as dictionaries (columns::reading_schema).
+    let wanted = columns::reading_schema();
+    let fields: Vec<Field> = arrow
+        .fields()
+        .iter()
+        .map(|f| match wanted.field_with_name(f.name()) {
+            Ok(w) => Field::new(f.name(), w.data_type().clone(), f.is_nullable()),
+            Err(_) => f.as_ref().clone(),
+        })
+        .collect();
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new_with_metadata(
+        fields,
+        arrow.metadata().clone(),
+    )));
+    let typed =
+        ArrowReaderMetadata::try_new(meta.clone(), options).map_err(|e| damaged(path, e))?;
     let mut group_ends = Vec::new();
     let mut total = 0u64;
     for g in meta.row_groups() {
         total += g.num_rows().max(0) as u64;
         group_ends.push(total);
     }
-    let batches = builder
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(|e| damaged(path, e))?;
+    let mut builder =
+        ParquetRecordBatchReaderBuilder::new_with_metadata(file, typed).with_batch_size(BATCH_ROWS);
+    if let Some(n) = limit {
+        builder = builder.with_limit(n);
+    }
+    let batches = builder.build().map_err(|e| damaged(path, e))?;
     Ok(RawReader {
         path: path.to_path_buf(),
         footer,
@@ -203,184 +237,74 @@ impl RawReader {
     /// Replaces `out` with the next batch of rows; false at the end of the file.
     pub fn next_rows(&mut self, out: &mut Vec<Row>) -> Result<bool, RawError> {
         out.clear();
-        let batch = match self.batches.next() {
-            None => return Ok(false),
-            Some(Ok(b)) => b,
+        let Some(batch) = self.next_batch()? else {
+            return Ok(false);
+        };
+        let c = self.check(&batch)?;
+        out.reserve(c.kinds.len());
+        for (i, &kind) in c.kinds.iter().enumerate() {
+            out.push(Row {
+                kind,
+                from: c.from[i],
+                to: c.to[i],
+                count: c.count[i],
+            });
+        }
+        self.row += batch.num_rows() as u64;
+        Ok(true)
+    }
+
+    /// Hands the next batch, checked, to `f` (columns, not rows: the fast path of a
+    /// merge); false at the end of the file.
+    pub fn next_columns(
+        &mut self,
+        f: impl FnOnce(&FileInfo, &Checked) -> Result<(), RawError>,
+    ) -> Result<bool, RawError> {
+        let Some(batch) = self.next_batch()? else {
+            return Ok(false);
+        };
+        let c = self.check(&batch)?;
+        self.row += batch.num_rows() as u64;
+        if let Some(info) = &self.info {
+            f(info, &c)?;
+        }
+        Ok(true)
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, RawError> {
+        match self.batches.next() {
+            None => Ok(None),
+            Some(Ok(b)) => Ok(Some(b)),
             Some(Err(e)) => {
                 let at = self.place(self.row);
-                return Err(RawError::bad(
+                Err(RawError::bad(
                     &self.path,
                     format!(
                         "cannot read at {at}: {e}; the file is damaged (truncated?): copy or \
                          write it again"
                     ),
-                ));
-            }
-        };
-        self.rows_of(&batch, out)?;
-        self.row += batch.num_rows() as u64;
-        Ok(true)
-    }
-
-    fn rows_of(&mut self, b: &RecordBatch, out: &mut Vec<Row>) -> Result<(), RawError> {
-        let base = self.row;
-        let col = |c: usize| b.column(self.index[c]);
-        // Typed once at open; a null is the one thing left to check per column.
-        for (c, &(name, _)) in COLUMNS.iter().enumerate() {
-            let a = col(c);
-            if a.null_count() > 0 {
-                let i = (0..a.len()).find(|&i| a.is_null(i)).unwrap_or(0) as u64;
-                return Err(self.row_error(base + i, name, "is null; every column is NOT NULL"));
+                ))
             }
         }
-        let text = |c: usize| col(c).as_any().downcast_ref::<StringArray>();
-        let int = |c: usize| col(c).as_any().downcast_ref::<Int64Array>();
-        let (Some(kind), Some(from), Some(to), Some(count)) = (
-            text(schema::C_KIND),
-            int(schema::C_FROM),
-            int(schema::C_TO),
-            int(schema::C_COUNT),
-        ) else {
-            return Err(RawError::bad(
-                &self.path,
-                "columns changed type while reading",
-            ));
-        };
-        let consts = [
-            schema::C_BUILD_ID,
-            schema::C_BINARY_PATH,
-            schema::C_HOST,
-            schema::C_HOST_CLASS,
-            schema::C_RECORDER,
-        ]
-        .map(text);
-        let ints = [
-            schema::C_WINDOW_START,
-            schema::C_WINDOW_END,
-            schema::C_SAMPLES,
-        ]
-        .map(int);
-        let (Some(bid), Some(bpath), Some(host), Some(class), Some(rec)) =
-            (consts[0], consts[1], consts[2], consts[3], consts[4])
-        else {
-            return Err(RawError::bad(
-                &self.path,
-                "columns changed type while reading",
-            ));
-        };
-        let (Some(ws), Some(we), Some(samples)) = (ints[0], ints[1], ints[2]) else {
-            return Err(RawError::bad(
-                &self.path,
-                "columns changed type while reading",
-            ));
-        };
-        out.reserve(b.num_rows());
-        for i in 0..b.num_rows() {
-            let row = base + i as u64;
-            // Compared in place; a FileInfo is built only for the first row or a mismatch.
-            let same = self.info.as_ref().is_some_and(|f| {
-                f.build_id == bid.value(i)
-                    && f.binary_path == bpath.value(i)
-                    && f.host == host.value(i)
-                    && f.host_class == class.value(i)
-                    && f.recorder == rec.value(i)
-                    && f.window_start_ns == ws.value(i)
-                    && f.window_end_ns == we.value(i)
-                    && f.samples == samples.value(i)
-            });
-            if !same {
-                let this = FileInfo {
-                    build_id: bid.value(i).to_string(),
-                    binary_path: bpath.value(i).to_string(),
-                    host: host.value(i).to_string(),
-                    host_class: class.value(i).to_string(),
-                    recorder: rec.value(i).to_string(),
-                    window_start_ns: ws.value(i),
-                    window_end_ns: we.value(i),
-                    samples: samples.value(i),
-                };
-                match &self.info {
-                    None => self.info = Some(this),
-                    Some(first) => {
-                        let (name, theirs, ours) = first_difference(first, &this);
-                        return Err(self.row_error(
-                            row,
-                            name,
-                            &format!(
-                                "`{theirs}` differs from the first row's `{ours}`: a file holds \
-                                 one binary (one build-id) of one host; split it by {name}"
-                            ),
-                        ));
-                    }
-                }
-            }
-            let Some(k) = RowKind::parse(kind.value(i)) else {
-                return Err(self.row_error(
-                    row,
-                    "kind",
-                    &format!("`{}` is not range, branch or ip", kind.value(i)),
-                ));
-            };
-            let r = Row {
-                kind: k,
-                from: from.value(i),
-                to: to.value(i),
-                count: count.value(i),
-            };
-            if r.count <= 0 {
-                return Err(self.row_error(row, "count", &format!("{} is not > 0", r.count)));
-            }
-            if this_samples_negative(&self.info) {
-                return Err(self.row_error(row, "samples", "is negative"));
-            }
-            if r.from < 0 || r.to < 0 {
-                return Err(self.row_error(
-                    row,
-                    "from/to",
-                    &format!("({}, {}): addresses are offsets >= 0", r.from, r.to),
-                ));
-            }
-            out.push(r);
-        }
-        Ok(())
     }
 
-    fn row_error(&self, row: u64, column: &str, what: &str) -> RawError {
-        RawError::bad(
-            &self.path,
-            format!("{}, column `{column}`: {what}", self.place(row)),
-        )
+    fn check<'b>(&mut self, batch: &'b RecordBatch) -> Result<Checked<'b>, RawError> {
+        let layout = Layout {
+            batch,
+            index: self.index,
+        };
+        columns::check(&layout, &mut self.info).map_err(|b| {
+            RawError::bad(
+                &self.path,
+                format!(
+                    "{}, column `{}`: {}",
+                    self.place(self.row + b.row as u64),
+                    b.column,
+                    b.what
+                ),
+            )
+        })
     }
-}
-
-fn this_samples_negative(info: &Option<FileInfo>) -> bool {
-    info.as_ref().is_some_and(|i| i.samples < 0)
-}
-
-/// The first per-file column where `a` and `b` differ: (name, b's value, a's value).
-fn first_difference(a: &FileInfo, b: &FileInfo) -> (&'static str, String, String) {
-    let pairs: [(&str, String, String); 8] = [
-        ("build_id", b.build_id.clone(), a.build_id.clone()),
-        ("binary_path", b.binary_path.clone(), a.binary_path.clone()),
-        ("host", b.host.clone(), a.host.clone()),
-        ("host_class", b.host_class.clone(), a.host_class.clone()),
-        ("recorder", b.recorder.clone(), a.recorder.clone()),
-        (
-            "window_start_ns",
-            b.window_start_ns.to_string(),
-            a.window_start_ns.to_string(),
-        ),
-        (
-            "window_end_ns",
-            b.window_end_ns.to_string(),
-            a.window_end_ns.to_string(),
-        ),
-        ("samples", b.samples.to_string(), a.samples.to_string()),
-    ];
-    pairs
-        .into_iter()
-        .find(|(_, x, y)| x != y)
-        .unwrap_or(("?", String::new(), String::new()))
 }
 
 /// Reads all of `path` (one batch at a time), handing each batch to `f`; returns what

@@ -308,3 +308,135 @@ fn two_build_ids_inside_one_file_name_the_row_and_column() {
         "{e}"
     );
 }
+
+/// A file whose footer and first row are fine but whose later row breaks the contract
+/// is found only by the full pass: --skip-bad drops it there, and the caps are those of
+/// the good files alone (the same bytes as merging them without it).
+#[test]
+fn a_row_broken_after_the_first_is_dropped_and_the_caps_recomputed() {
+    use RowKind::*;
+    let d = tempfile::tempdir().unwrap();
+    let files = fleet(d.path());
+    let late = d.path().join("late.parquet");
+    let meta = [
+        ("kfdo.raw.schema_version".to_string(), "1".to_string()),
+        ("kfdo.raw.kind".to_string(), "host".to_string()),
+    ];
+    // Host a again: its samples would halve a's other counts under the cap below.
+    write_with_footer(
+        &late,
+        &meta,
+        &info("a", "web", 5000, (100, 200)),
+        &[row(Branch, 0x20, 0x10, 9), row(Range, 0x10, 0x20, -4)],
+    )
+    .unwrap();
+    let opts = MergeOptions {
+        host_cap: Some(1000),
+        ..Default::default()
+    };
+    let out = d.path().join("m.parquet");
+    let with_late = [files.clone(), vec![late.clone()]].concat();
+    let e = merge(&with_late, &opts, &out).unwrap_err().to_string();
+    assert!(
+        e.contains("late.parquet") && e.contains("row 1") && e.contains("`count`"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let skip = MergeOptions {
+        skip_bad: true,
+        ..opts.clone()
+    };
+    let r = merge(&with_late, &skip, &out).unwrap();
+    assert_eq!((r.kept, r.dropped_bad.len(), r.capped_hosts), (3, 1, 0));
+    assert!(
+        r.dropped_bad[0].contains("late.parquet"),
+        "{:?}",
+        r.dropped_bad
+    );
+    let alone = d.path().join("alone.parquet");
+    merge(&files, &opts, &alone).unwrap();
+    assert_eq!(all_rows(&out), all_rows(&alone));
+}
+
+/// Another writer's file that is not sorted, or repeats a key, merges as if it were.
+#[test]
+fn unsorted_files_with_repeated_keys_merge_exactly() {
+    use RowKind::*;
+    let d = tempfile::tempdir().unwrap();
+    let meta = [
+        ("kfdo.raw.schema_version".to_string(), "1".to_string()),
+        ("kfdo.raw.kind".to_string(), "host".to_string()),
+    ];
+    let messy = d.path().join("messy.parquet");
+    write_with_footer(
+        &messy,
+        &meta,
+        &info("a", "", 10, (0, 1)),
+        &[
+            row(Range, 9, 12, 5),
+            row(Branch, 3, 4, 1),
+            row(Range, 9, 12, 2),
+            row(Ip, 7, 7, 4),
+        ],
+    )
+    .unwrap();
+    let tidy = host_file(
+        d.path(),
+        "tidy.parquet",
+        &info("b", "", 10, (0, 1)),
+        vec![row(Branch, 3, 4, 10), row(Range, 1, 2, 1)],
+    );
+    let out = d.path().join("m.parquet");
+    let r = merge(&[messy, tidy], &MergeOptions::default(), &out).unwrap();
+    assert_eq!((r.rows_in, r.rows_out), (6, 4));
+    assert_eq!(
+        all_rows(&out).1,
+        [
+            row(Branch, 3, 4, 11),
+            row(Ip, 7, 7, 4),
+            row(Range, 1, 2, 1),
+            row(Range, 9, 12, 7)
+        ]
+    );
+}
+
+/// Files larger than one batch and one row group: every row is read, checked and
+/// summed, and the merged file holds them in order.
+#[test]
+fn files_of_many_batches_and_row_groups_merge_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let n = 1_100_000i64;
+    let rows = |step: i64, count: i64| {
+        (0..n)
+            .map(|i| row(RowKind::Range, i * step, i * step + 1, count))
+            .collect::<Vec<_>>()
+    };
+    let a = host_file(d.path(), "a.parquet", &info("a", "", 1, (0, 1)), rows(2, 1));
+    let b = host_file(d.path(), "b.parquet", &info("b", "", 1, (0, 1)), rows(3, 2));
+    let out = d.path().join("m.parquet");
+    let r = merge(&[a, b], &MergeOptions::default(), &out).unwrap();
+    // Keys i*6 are in both files (i*2 and i*3 meet at multiples of 6).
+    let both = (0..n).filter(|i| i * 2 % 3 == 0).count() as u64;
+    assert_eq!(r.rows_in, 2 * n as u64);
+    assert_eq!(r.rows_out, 2 * n as u64 - both);
+    let (_, merged, _) = all_rows(&out);
+    assert_eq!(merged.len() as u64, r.rows_out);
+    assert!(merged.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(
+        merged.iter().map(|r| r.count).sum::<i64>(),
+        n + 2 * n,
+        "every count summed once"
+    );
+    assert_eq!(merged.iter().find(|r| r.from == 6).unwrap().count, 3);
+    // One file per group: the running sum is merged with each in turn.
+    let c = host_file(d.path(), "c.parquet", &info("c", "", 1, (0, 1)), rows(5, 4));
+    let files = [d.path().join("a.parquet"), d.path().join("b.parquet"), c];
+    let (whole, grouped) = (d.path().join("w.parquet"), d.path().join("g.parquet"));
+    merge(&files, &MergeOptions::default(), &whole).unwrap();
+    crate::merge::merge_in_groups(&files, &MergeOptions::default(), &grouped, 1).unwrap();
+    assert_eq!(all_rows(&whole), all_rows(&grouped));
+    assert_eq!(
+        all_rows(&grouped).1.iter().map(|r| r.count).sum::<i64>(),
+        7 * n
+    );
+}

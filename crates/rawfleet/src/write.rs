@@ -3,18 +3,22 @@
 //! a failure never leaves a partial file.
 
 use crate::error::RawError;
-use crate::schema::{self, FileInfo, Row, META_KIND, META_SCHEMA_VERSION, SCHEMA_VERSION};
-use arrow_array::builder::{Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
+use crate::schema::{self, FileInfo, Row, RowKind, META_KIND, META_SCHEMA_VERSION, SCHEMA_VERSION};
+use arrow_array::types::Int32Type;
+#[cfg(test)]
+use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, Int64Array, StringArray};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 
-/// Rows per record batch (and so the granularity of row groups' growth).
-const BATCH_ROWS: usize = 64 * 1024;
+/// Rows per row group (ArrowWriter's default).
+const ROW_GROUP_ROWS: usize = 1024 * 1024;
 
 /// Whether a file is one host's or a merge.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,22 +89,56 @@ pub fn write_with_footer(
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect();
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
-        .set_key_value_metadata(Some(meta))
-        .build();
+        .set_key_value_metadata(Some(meta));
+    for (name, col) in schema::COLUMNS {
+        if col == schema::Col::Utf8 {
+            // A text column holds one value per file (or three kinds): min / max
+            // statistics would compare every row's bytes and tell a reader nothing
+            // that the first row does not.
+            props = props.set_column_statistics_enabled(name.into(), EnabledStatistics::None);
+        }
+    }
+    for name in [schema::C_FROM, schema::C_TO, schema::C_COUNT].map(|c| schema::COLUMNS[c].0) {
+        // Addresses and counts are nearly all distinct: a dictionary would intern every
+        // value only to overflow and fall back to plain encoding.
+        props = props.set_column_dictionary_enabled(name.into(), false);
+    }
+    let props = props.build();
+    let schema = schema::arrow_schema();
     let mut out = kfdo_outfile::AtomicOutput::create(path)?;
     let file = out.file().try_clone().map_err(|e| out.error(e))?;
-    let mut writer = ArrowWriter::try_new(
+    // ArrowWriter lays out the file (the Parquet schema, the footer with the Arrow
+    // schema beside ours); its lower half then takes row groups whose columns were
+    // encoded side by side, one column per task.
+    let (mut writer, factory) = ArrowWriter::try_new(
         std::io::BufWriter::with_capacity(1 << 20, file),
-        schema::arrow_schema(),
+        schema.clone(),
         Some(props),
     )
+    .and_then(|w| w.into_serialized_writer())
     .map_err(|e| out.error(e))?;
-    for chunk in rows.chunks(BATCH_ROWS) {
-        writer
-            .write(&batch(info, chunk)?)
-            .map_err(|e| out.error(e))?;
+    for (g, chunk) in rows.chunks(ROW_GROUP_ROWS).enumerate() {
+        let columns = columns(info, chunk);
+        let writers = factory.create_column_writers(g).map_err(|e| out.error(e))?;
+        let encoded: Vec<parquet::errors::Result<ArrowColumnChunk>> = writers
+            .into_par_iter()
+            .zip(columns.par_iter())
+            .zip(schema.fields().par_iter())
+            .map(|((mut w, column), field)| {
+                for leaf in compute_leaves(field, column)? {
+                    w.write(&leaf)?;
+                }
+                w.close()
+            })
+            .collect();
+        let mut group = writer.next_row_group().map_err(|e| out.error(e))?;
+        for c in encoded {
+            c.and_then(|c| c.append_to_row_group(&mut group))
+                .map_err(|e| out.error(e))?;
+        }
+        group.close().map_err(|e| out.error(e))?;
     }
     let inner = writer.into_inner().map_err(|e| out.error(e))?;
     inner.into_inner().map_err(|e| out.error(e.error()))?;
@@ -108,28 +146,59 @@ pub fn write_with_footer(
     Ok(())
 }
 
-/// One record batch of `rows`, the per-file columns repeated on each.
+/// One record batch of `rows`, the per-file columns repeated on each (the contract's
+/// types: for writers that take whole batches).
+#[cfg(test)]
 pub(crate) fn batch(info: &FileInfo, rows: &[Row]) -> Result<RecordBatch, RawError> {
+    let columns = columns(info, rows)
+        .iter()
+        .map(|c| arrow_cast_to_plain(c))
+        .collect::<Vec<_>>();
+    RecordBatch::try_new(schema::arrow_schema(), columns)
+        .map_err(|e| RawError::Request(format!("building a record batch: {e}")))
+}
+
+#[cfg(test)]
+fn arrow_cast_to_plain(c: &ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    match c.as_dictionary_opt::<Int32Type>() {
+        Some(d) => {
+            let values = d.values().as_string::<i32>();
+            let plain: StringArray = d
+                .keys()
+                .values()
+                .iter()
+                .map(|&k| Some(values.value(k as usize)))
+                .collect();
+            Arc::new(plain)
+        }
+        None => c.clone(),
+    }
+}
+
+/// The columns of `rows` in file order, text as one-value (or, for `kind`,
+/// three-value) dictionaries: the Parquet encoder reads a value through its key, so
+/// no text is repeated in memory.
+fn columns(info: &FileInfo, rows: &[Row]) -> Vec<ArrayRef> {
     let n = rows.len();
     let text = |v: &str| {
-        let mut b = StringBuilder::with_capacity(n, n * v.len());
-        for _ in 0..n {
-            b.append_value(v);
-        }
-        Arc::new(b.finish()) as ArrayRef
+        let keys = Int32Array::from(vec![0; n]);
+        Arc::new(DictionaryArray::<Int32Type>::new(
+            keys,
+            Arc::new(StringArray::from(vec![v])),
+        )) as ArrayRef
     };
     let int = |f: &dyn Fn(usize) -> i64| {
-        let mut b = Int64Builder::with_capacity(n);
-        for i in 0..n {
-            b.append_value(f(i));
-        }
-        Arc::new(b.finish()) as ArrayRef
+        Arc::new(Int64Array::from_iter_values((0..n).map(f))) as ArrayRef
     };
-    let mut kinds = StringBuilder::with_capacity(n, n * 6);
-    for r in rows {
-        kinds.append_value(r.kind.as_str());
-    }
-    let columns: Vec<ArrayRef> = vec![
+    let kinds = [RowKind::Branch, RowKind::Ip, RowKind::Range];
+    let kind_keys = Int32Array::from_iter_values(rows.iter().map(|r| match r.kind {
+        RowKind::Branch => 0,
+        RowKind::Ip => 1,
+        RowKind::Range => 2,
+    }));
+    let kind_names = StringArray::from(kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>());
+    vec![
         text(&info.build_id),
         text(&info.binary_path),
         text(&info.host),
@@ -138,11 +207,12 @@ pub(crate) fn batch(info: &FileInfo, rows: &[Row]) -> Result<RecordBatch, RawErr
         int(&|_| info.window_start_ns),
         int(&|_| info.window_end_ns),
         int(&|_| info.samples),
-        Arc::new(kinds.finish()),
+        Arc::new(DictionaryArray::<Int32Type>::new(
+            kind_keys,
+            Arc::new(kind_names),
+        )),
         int(&|i| rows[i].from),
         int(&|i| rows[i].to),
         int(&|i| rows[i].count),
-    ];
-    RecordBatch::try_new(schema::arrow_schema(), columns)
-        .map_err(|e| RawError::Request(format!("building a record batch: {e}")))
+    ]
 }
