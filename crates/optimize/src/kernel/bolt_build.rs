@@ -204,6 +204,11 @@ struct BoltFacts {
     overwritten: Option<String>,
     /// The dyno-stats line of taken branches: "before -> after (change)".
     taken_branches: Option<String>,
+    /// "N functions with profile could not be optimized": hot code BOLT left as it was
+    /// (in a kernel, among others, functions split into a `.cold` part by the compiler).
+    not_optimized: Option<String>,
+    /// "rewritten functions cover X% of the execution count of simple functions".
+    coverage: Option<String>,
 }
 
 impl BoltFacts {
@@ -214,6 +219,14 @@ impl BoltFacts {
         }
         if let Some(t) = &self.taken_branches {
             w.push(format!("taken branches of the profile {t}"));
+        }
+        if let Some(n) = &self.not_optimized {
+            w.push(format!("{n} functions with profile not optimized"));
+        }
+        if let Some(c) = &self.coverage {
+            w.push(format!(
+                "the rewritten functions cover {c} of the simple functions' execution count"
+            ));
         }
         if w.is_empty() {
             "no summary in its report".into()
@@ -229,6 +242,14 @@ fn bolt_facts(report: &str) -> BoltFacts {
         if let Some(rest) = line.strip_prefix("BOLT: ") {
             if let Some(n) = rest.strip_suffix(" functions were overwritten.") {
                 f.overwritten = Some(n.to_string());
+            }
+        }
+        if let Some(rest) = line.strip_prefix("BOLT-INFO: ") {
+            if let Some(n) = rest.strip_suffix(" functions with profile could not be optimized") {
+                f.not_optimized = Some(n.to_string());
+            }
+            if let Some(c) = rest.strip_prefix("rewritten functions cover ") {
+                f.coverage = c.split_whitespace().next().map(|p| p.replace("%", " %"));
             }
         }
         // "    7809 : taken branches (-30.9%)" after "5397 : ..." lines: dyno-stats print
@@ -254,11 +275,24 @@ mod tests {
                       non-empty execution profile\n\
                       \x20            7809 : taken branches\n\
                       \x20            5397 : taken branches (-30.9%)\n\
+                      BOLT-INFO: 410 functions with profile could not be optimized\n\
+                      BOLT-INFO: rewritten functions cover 58.56% of the execution count of \
+                      simple functions of this binary\n\
                       BOLT: 263 out of 14168 functions were overwritten.\n";
         let f = bolt_facts(report);
         assert_eq!(f.overwritten.as_deref(), Some("263 out of 14168"));
         assert_eq!(f.taken_branches.as_deref(), Some("5397 after (-30.9%)"));
         assert!(f.words().contains("263 out of 14168 functions overwritten"));
+        assert_eq!(f.not_optimized.as_deref(), Some("410"));
+        assert_eq!(f.coverage.as_deref(), Some("58.56 %"));
+        assert!(
+            f.words().ends_with(
+                "410 functions with profile not optimized, the rewritten functions cover \
+                 58.56 % of the simple functions' execution count"
+            ),
+            "{}",
+            f.words()
+        );
         assert_eq!(bolt_facts("").words(), "no summary in its report");
     }
 }
