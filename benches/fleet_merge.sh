@@ -107,7 +107,8 @@ def tree_rss_kib(root: int) -> int:
 
 t = time.monotonic()
 with open(os.environ["STDERR_TO"], "w") as err:
-    p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=err)
+    out = open(os.environ["STDOUT_TO"], "w") if os.environ.get("STDOUT_TO") else subprocess.DEVNULL
+    p = subprocess.Popen(sys.argv[1:], stdout=out, stderr=err)
     peak = 0
     while p.poll() is None:
         peak = max(peak, tree_rss_kib(p.pid))
@@ -131,7 +132,11 @@ for round in $(seq 1 "$ROUNDS"); do
     set -- ${CONFIG[$config]}
     # Input files in the page cache for both sides.
     cat "$WORK"/hosts/*/*.parquet "$WORK"/synth/*.parquet > /dev/null
-    k=$(STDERR_TO="$WORK/kfdo.err" measure_tree "$KFDO" merge-raw "$@" -o "$WORK/$config.kfdo.parquet")
+    k=$(STDERR_TO="$WORK/kfdo.err" STDOUT_TO="$WORK/kfdo.json" measure_tree "$KFDO" merge-raw --json "$@" \
+          -o "$WORK/$config.kfdo.parquet")
+    # merge-raw's own passes (its JSON's "seconds"): footers, rows (the data pass), write.
+    kphases=$("$VENV/bin/python" -c 'import json, sys; s = json.load(open(sys.argv[1]))["seconds"]
+print("footers_%.3f_rows_%.3f_write_%.3f" % (s["footers"], s["rows"], s["write"]))' "$WORK/kfdo.json")
     s=$(STDERR_TO="$WORK/spark.err" measure_tree "$VENV/bin/python" fleet/merge_raw.py \
           --master 'local[2]' "$@" -o "$WORK/$config.spark.parquet")
     phases=$(sed -n 's/^merge-raw: seconds: //p' "$WORK/spark.err" | tr -d ',' | tr ' ' '_')
@@ -139,15 +144,16 @@ for round in $(seq 1 "$ROUNDS"); do
       || { echo "round $round $config: the outputs differ" >&2; exit 1; }
     # Rows in: the kept files' rows, as the job counts them.
     echo "$config rows_in $(sed -n 's/.*rows in \([0-9]*\),.*/\1/p' "$WORK/spark.err")" >> "$RESULTS"
-    echo "round $round $config: kfdo $k, spark $s ($phases)"
-    echo "$config kfdo $k" >> "$RESULTS"
+    echo "round $round $config: kfdo $k ($kphases), spark $s ($phases)"
+    echo "$config kfdo $k $kphases" >> "$RESULTS"
     echo "$config spark $s $phases" >> "$RESULTS"
   done
 done
 
-"$VENV/bin/python" - "$RESULTS" "$FILES" "$BYTES" <<'PY'
+"$VENV/bin/python" - "$RESULTS" "$FILES" "$BYTES" "$LARGE_FILES" "$(nproc)" <<'PY'
 import statistics, sys
 path, files, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+files_large, cores = int(sys.argv[4]), int(sys.argv[5])
 rows_in: dict[str, int] = {}
 runs: dict[tuple[str, str], list[tuple[float, int, str]]] = {}
 for line in open(path):
@@ -169,9 +175,29 @@ for config in ("filtered", "plain", "large"):
     # The Spark job's data pass + aggregation alone (phase "merge"): what a cluster spreads.
     merge = statistics.median(float(p.split("merge_")[1].split("_")[0])
                               for _, _, p in runs[(config, "spark")] if "merge_" in p)
+    # kfdo's data pass (every kept row read, checked, scaled and summed) and its write.
+    kpass = statistics.median(float(p.split("rows_")[1].split("_")[0])
+                              for _, _, p in runs[(config, "kfdo")] if "rows_" in p)
+    kwrite = statistics.median(float(p.split("write_")[1].split("_")[0])
+                               for _, _, p in runs[(config, "kfdo")] if "write_" in p)
     print(f"{config}: {n} rows in")
     print(f"  kfdo merge-raw:     {k:8.2f} s  {n / k:12.0f} rows/s  peak RSS {km / 1024:7.1f} MiB")
     print(f"  Spark local[2]:     {s:8.2f} s  {n / s:12.0f} rows/s  peak RSS {sm / 1024:7.1f} MiB (JVM + Python tree)")
+    print(f"    its data pass:    {kpass:8.2f} s  {n / kpass:12.0f} rows/s  (write: {kwrite:.2f} s)")
     print(f"  Spark data pass:    {merge:8.2f} s  {n / merge:12.0f} rows/s  (without JVM start, footer pass, write)")
-    print(f"  ratio kfdo/Spark:   {s / k:8.1f}x faster end to end, {merge / k:.1f}x on the data pass alone")
+    print(f"  ratio kfdo/Spark:   {s / k:8.1f}x faster end to end, {merge / kpass:.1f}x on the data pass alone")
+    if config == "large":
+        # docs/performance.md's projection: 10,000 hosts x one host-hour of LBR a day, each
+        # host file as large as a synthetic one (a file is bounded by the binary's hot
+        # branches, not by its samples).
+        rows_day = 10_000 * (n // int(files_large))
+        print(f"projection, 10,000 hosts x {n // int(files_large):,} rows a day = {rows_day:.3g} rows:")
+        # The data pass scales with the rows in; the write with the merged keys, which a
+        # fleet of one binary bounds by its hot branches (here nearly every row is a key).
+        print(f"  kfdo merge-raw on one machine like this one ({cores} cores): data pass "
+              f"{rows_day / (n / kpass) / 60:.0f} min; at this bench's end-to-end rate "
+              f"(its output as large as its input) {rows_day / (n / k) / 60:.0f} min")
+        per_core = n / merge / cores
+        print(f"  Spark, data pass at {per_core:,.0f} rows/s per core: "
+              f"{rows_day / per_core / 3600:,.1f} core-hours, {rows_day / per_core / 3600:,.0f}+ cores for one hour")
 PY
