@@ -14,10 +14,11 @@ How the work is split, and why:
 - Listing, selection and the output file happen on the driver: the selection needs global
   facts (distinct build-ids, samples per host), and the output is bounded by the number of
   distinct (kind, from, to) keys, not by the fleet.
-- Reading happens on the executors, with pyarrow.fs opened from each file's URI, so that a
-  local directory, HDFS or an object-store prefix all work without Hadoop connectors:
-  first a footer pass (metadata and the first row of each file), then a data pass
-  (mapInArrow) over the kept files only.
+- Reading happens on the executors: first a footer pass (metadata and the first row of
+  each file, with pyarrow.fs opened from each file's URI: Spark cannot read a Parquet
+  footer's key-value metadata), then the data pass over the kept files only, with Spark's
+  own Parquet reader and SQL, no Python per row or batch (local paths, hdfs://, and object
+  stores through Hadoop's s3a connector, which s3:// inputs are read with).
 - Cap and weight are integer math in decimal(38,0) with Spark's integral division `div`
   (exact quotient, truncated; all values are non-negative, so truncation is floor).
 - Spark cannot write Parquet footer key-value metadata, so the driver writes the merged
@@ -64,8 +65,6 @@ COLUMNS: list[tuple[str, pa.DataType]] = [
 ]
 # Per-file columns: the same value on every row of a host file.
 FILE_COLUMNS = [name for name, _ in COLUMNS[:8]]
-# Prefix of messages raised on executors, so the driver can find them in a Java trace.
-ERROR_MARK = "kfdo-fleet-error: "
 INT64_MAX = 2**63 - 1
 
 
@@ -375,33 +374,14 @@ def format_dropped(dropped: dict[str, int]) -> str:
 # ---------------------------------------------------------------------------------------
 # Data pass (executors) and aggregation (Spark SQL)
 
-# What the data pass yields: one row per input row, with its file's factors.
-SCALED_INPUT = ("kind string, `from` long, `to` long, `count` long, "
-                "num long, den long, k long")
-
-
-def read_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: for each (path, num, den, k) row, that file's count rows."""
-    for task in batches:
-        for path, num, den, k in zip(*(task.column(i).to_pylist() for i in range(4))):
-            try:
-                fs, p = open_fs(path)
-                with fs.open_input_file(p) as f:
-                    # Every column: the per-file ones are checked to be constant.
-                    table = pq.read_table(f)
-            except Exception as e:  # noqa: BLE001 - named for the driver
-                raise RuntimeError(f"{ERROR_MARK}{path}: unreadable Parquet: {e}") from e
-            why = bad_rows(table)
-            if why:
-                raise RuntimeError(f"{ERROR_MARK}{path}: {why}")
-            table = table.select(["kind", "from", "to", "count"])
-            for batch in table.combine_chunks().to_batches():
-                m = batch.num_rows
-                yield pa.RecordBatch.from_arrays(
-                    [batch.column(0).cast(pa.utf8()), batch.column(1), batch.column(2),
-                     batch.column(3), pa.array([num] * m, pa.int64()),
-                     pa.array([den] * m, pa.int64()), pa.array([k] * m, pa.int64())],
-                    names=["kind", "from", "to", "count", "num", "den", "k"])
+def spark_path(path: str) -> str:
+    """How Spark's own reader names a listed file (its `_metadata.file_path`): local files
+    as file: URIs, object stores through Hadoop's s3a connector."""
+    if "://" not in path:
+        return "file:" + path
+    if path.startswith("s3://"):
+        return "s3a://" + path[len("s3://"):]
+    return path
 
 
 def bad_rows(table: pa.Table) -> Optional[str]:
@@ -431,32 +411,82 @@ def bad_rows(table: pa.Table) -> Optional[str]:
     return None
 
 
+def why_bad(path: str) -> str:
+    """A file the data pass found bad, explained by reading it on the driver (rare)."""
+    try:
+        fs, p = open_fs(path)
+        with fs.open_input_file(p) as f:
+            why = bad_rows(pq.read_table(f))
+    except Exception as e:  # noqa: BLE001 - named for the user
+        return f"{path}: unreadable Parquet: {e}"
+    return f"{path}: {why or 'a row breaks the contract'}"
+
+
 def aggregate(spark, sel: Selection) -> pa.Table:
-    """Cap, weight, drop zeros and sum per (kind, from, to): the merged rows, sorted."""
+    """Cap, weight, drop zeros and sum per (kind, from, to): the merged rows, sorted.
+
+    Spark's own Parquet reader and SQL do the data pass on the executors, no Python per
+    row or batch: each row is joined (broadcast) with its file's facts from the footer
+    pass by `_metadata.file_path`, checked against the contract and its file's first row,
+    scaled and summed, in one scan."""
+    import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    tasks = [(i.path, *sel.factors[i.path]) for i in sel.kept]
-    slices = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * 4))
-    # From an RDD of the wanted slices: no shuffle to spread the files over executors.
-    files = spark.createDataFrame(spark.sparkContext.parallelize(tasks, slices),
-                                  "path string, num long, den long, k long")
-    rows = files.mapInArrow(read_rows, SCALED_INPUT)
+    facts_rows = [(spark_path(i.path), i.path, *sel.factors[i.path], i.build_id,
+                   i.binary_path, i.host, i.host_class, i.recorder, i.window_start_ns,
+                   i.window_end_ns, i.samples) for i in sel.kept]
+    facts = spark.createDataFrame(
+        facts_rows,
+        "fpath string, path string, num long, den long, k long, e_build_id string, "
+        "e_binary_path string, e_host string, e_host_class string, e_recorder string, "
+        "e_window_start_ns long, e_window_end_ns long, e_samples long")
+    ddl = ", ".join(f"`{name}` {'string' if typ == pa.utf8() else 'long'}"
+                    for name, typ in COLUMNS)
+    rows = (spark.read.schema(ddl).parquet(*[spark_path(i.path) for i in sel.kept])
+            .withColumn("fpath", F.expr("url_decode(_metadata.file_path)")))
+    joined = rows.join(F.broadcast(facts), "fpath", "left")
+    same = [F.col(name).eqNullSafe(F.col(f"e_{name}")) for name in FILE_COLUMNS]
+    good = (F.col("kind").isin("range", "branch", "ip") & (F.col("count") > 0)
+            & (F.col("from") >= 0) & (F.col("to") >= 0) & (F.col("samples") >= 0))
+    for c in same:
+        good = good & c
+    joined = joined.withColumn("good", F.coalesce(good, F.lit(False)))
+    # Exact integer math in longs, decimal(38,0) only where a product passes int64:
+    # floor(c * num / den) is at most c; floor(capped * k / 1000) may pass int64 (a weight
+    # above 1), which becomes null and the sum below reports. `div` is the exact integral
+    # quotient (values are >= 0: the floor).
     dec = "decimal(38,0)"
-    # Exact integer math. Cap: c*num < 2^126 < 10^38 is exact in decimal(38,0), and `div`
-    # is the exact integral quotient (values are >= 0, so it is the floor); its result is at
-    # most c, so it fits the long `div` returns. Weight: the product can exceed int64, where
-    # `div` would wrap silently, so it stays decimal: x/1000 has 3 decimals, which
-    # decimal(38,6) holds exactly, and floor() of it is exact. A result too large for
-    # decimal (null) becomes 10^37, which the int64 check after the sum reports.
-    capped = F.expr(f"(cast(`count` as {dec}) * cast(num as {dec})) div cast(den as {dec})")
-    weighted = F.expr(f"coalesce(floor((cast(capped as {dec}) * cast(k as {dec})) / 1000), "
-                      f"cast('1e37' as {dec}))")
-    merged = (rows.withColumn("capped", capped)
+    capped = F.expr(
+        "CASE WHEN num = den THEN `count` ELSE coalesce(try_multiply(`count`, num) div den, "
+        f"cast((cast(`count` as {dec}) * cast(num as {dec})) div cast(den as {dec}) as long)) END")
+    # (Spark's cast of a decimal past long wraps instead of giving null: compared first.)
+    exact = f"floor((cast(capped as {dec}) * cast(k as {dec})) / 1000)"
+    weighted = F.expr(
+        "CASE WHEN k = 1000 THEN capped ELSE coalesce(try_multiply(capped, k) div 1000, "
+        f"CASE WHEN {exact} <= {INT64_MAX} THEN cast({exact} as long) END) END")
+    # One scan: a broken row is summed under a key of its own naming its file (kind
+    # "bad:PATH"), so bad files come back with the merged rows and are named before any
+    # is written; the sum is try_sum, null past int64, and `over` marks a weighted count
+    # that was already past it.
+    scaled = (joined.withColumn("capped", capped)
               .withColumn("weighted", weighted)
-              .where(F.col("weighted") > 0)
-              .groupBy("kind", "from", "to")
-              .agg(F.sum(F.col("weighted").cast(dec)).alias("count")))
+              .withColumn("kind", F.when(F.col("good"), F.col("kind"))
+                          .otherwise(F.concat(F.lit("bad:"), F.coalesce("path", "fpath"))))
+              .where(~F.col("good") | F.col("weighted").isNull() | (F.col("weighted") > 0)))
+    merged = (scaled.groupBy("kind", "from", "to")
+              .agg(F.expr("try_sum(weighted)").alias("count"),
+                   F.max(F.col("weighted").isNull().cast("int")).alias("over")))
     table = collect_arrow(merged)
+    bad_rows_at = pc.starts_with(table.column("kind"), "bad:")
+    if pc.any(bad_rows_at).as_py():
+        bad = table.filter(bad_rows_at).column("kind").to_pylist()
+        # The first bad file in input order, explained by reading it on the driver.
+        paths = {k[len("bad:"):] for k in bad}
+        first = next((i.path for i in sel.kept if i.path in paths), sorted(paths)[0])
+        if first not in {i.path for i in sel.kept}:
+            raise MergeError(f"Spark read a file the footer pass did not list: {first}")
+        raise MergeError(why_bad(first))
+    table = check_int64(table)
     if table.num_rows == 0:
         raise MergeError("every count became 0 after the host cap and weights: "
                          "nothing written")
@@ -465,20 +495,27 @@ def aggregate(spark, sel: Selection) -> pa.Table:
 
 
 def collect_arrow(df) -> pa.Table:
-    """The (small) aggregated result on the driver as Arrow, counts checked to fit int64."""
-    pdf = df.withColumn("count", df["count"].cast("string")).toPandas()
-    counts: list[int] = []
-    for key, c in zip(zip(pdf["kind"], pdf["from"], pdf["to"]), pdf["count"]):
-        # A sum beyond decimal(38,0) is null.
-        if c is None or int(c) > INT64_MAX:
-            raise MergeError(f"the merged count of {key} exceeds int64")
-        counts.append(int(c))
-    return pa.table({
-        "kind": pa.array(pdf["kind"].tolist(), pa.utf8()),
-        "from": pa.array(pdf["from"].tolist(), pa.int64()),
-        "to": pa.array(pdf["to"].tolist(), pa.int64()),
-        "count": pa.array(counts, pa.int64()),
-    })
+    """The (small) aggregated result on the driver as Arrow: kind, from, to, count, over."""
+    batches = df._collect_as_arrow()
+    if not batches:
+        return pa.table({"kind": pa.array([], pa.utf8()), "from": pa.array([], pa.int64()),
+                         "to": pa.array([], pa.int64()), "count": pa.array([], pa.int64()),
+                         "over": pa.array([], pa.int32())})
+    return pa.Table.from_batches(batches)
+
+
+def check_int64(table: pa.Table) -> pa.Table:
+    """The merged rows without the overflow mark, or the first key past int64."""
+    import pyarrow.compute as pc
+
+    past = pc.or_(pc.is_null(table.column("count")), pc.equal(table.column("over"), 1))
+    if pc.any(past).as_py():
+        at = pc.index(past, True).as_py()
+        row = table.slice(at, 1).to_pylist()[0]
+        raise MergeError(f"the merged count of {(row['kind'], row['from'], row['to'])} "
+                         "exceeds int64")
+    return table.select(["kind", "from", "to", "count"]).cast(pa.schema(
+        [("kind", pa.utf8()), ("from", pa.int64()), ("to", pa.int64()), ("count", pa.int64())]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -568,13 +605,15 @@ def spark_session(master: Optional[str]):
     return spark
 
 
-def executor_error(e: BaseException) -> Optional[str]:
-    """Our own message inside a failed Spark job's Java/Python trace, if there is one."""
+def executor_error(e: BaseException, kept: list[FileInfo]) -> Optional[str]:
+    """The file a failed Spark job names in its Java trace (Spark's reader says which
+    file it could not read), with the trace's first line, if it names one we read."""
     text = str(e)
-    at = text.find(ERROR_MARK)
-    if at < 0:
-        return None
-    return text[at + len(ERROR_MARK):].splitlines()[0]
+    for info in kept:
+        if spark_path(info.path) in text or info.path in text:
+            first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+            return f"{info.path}: unreadable Parquet: {first}"
+    return None
 
 
 def output_inside_input(output: str, inputs: list[str]) -> Optional[str]:
@@ -613,7 +652,7 @@ def run(opts: Options) -> None:
         except MergeError:
             raise
         except Exception as e:  # noqa: BLE001 - a file that broke in the data pass
-            msg = executor_error(e)
+            msg = executor_error(e, sel.kept)
             if msg is None:
                 raise
             raise MergeError(msg) from None

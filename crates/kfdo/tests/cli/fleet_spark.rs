@@ -395,6 +395,27 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
     });
     both_fail(&python, &[&dir], &bad, "schema version 2");
 
+    // A row past the first that breaks the contract (its count 0): the footer and first
+    // row are fine, so each merger's data pass must find it and name the file.
+    let (dir, bad) = bad_dir("late-row", |good, bad| {
+        let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                      t = pq.read_table(sys.argv[1])\n\
+                      c = t.column('count').to_pylist()\n\
+                      c[-1] = 0\n\
+                      i = t.schema.get_field_index('count')\n\
+                      t = t.set_column(i, t.schema.field(i), pa.array(c, pa.int64()))\n\
+                      m = dict(pq.ParquetFile(sys.argv[1]).metadata.metadata)\n\
+                      m.pop(b'ARROW:schema', None)\n\
+                      pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n";
+        run_ok(
+            Command::new(&python)
+                .args(["-c", script])
+                .arg(good)
+                .arg(bad),
+        );
+    });
+    both_fail(&python, &[&dir], &bad, "count");
+
     // Mixed build-ids: the first file of each program is named.
     let other = f
         .files
