@@ -196,7 +196,8 @@ pub(crate) fn merge_in_groups(
     };
     let clock = Instant::now();
     // Pass 1: every file's footer and per-file columns (its first row), side by side.
-    let firsts: Vec<Result<Summary, RawError>> = files.par_iter().map(|f| first_row(f)).collect();
+    let firsts: Vec<Result<Summary, RawError>> =
+        files.par_iter().map(|f| read::first_row(f)).collect();
     let mut readable: Vec<Summary> = Vec::new();
     for s in firsts {
         match s {
@@ -313,26 +314,6 @@ pub(crate) fn merge_in_groups(
     write_file(output, &kind, &info, rows)?;
     report.seconds.write = clock.elapsed().as_secs_f64();
     Ok(report)
-}
-
-/// A file's footer, per-file columns and row count, from its first row alone.
-fn first_row(path: &Path) -> Result<Summary, RawError> {
-    let mut r = read::open_first_row(path)?;
-    let rows = r.total_rows();
-    while r.next_columns(|_, _| Ok(()))? {}
-    let Some(info) = r.info().cloned() else {
-        return Err(RawError::bad(
-            path,
-            "has no rows, so no build-id, host or window: a raw file holds at least one count; \
-             remove it (or write it again from a recording with samples)",
-        ));
-    };
-    Ok(Summary {
-        path: path.to_path_buf(),
-        footer: r.footer().clone(),
-        info,
-        rows,
-    })
 }
 
 /// The scaled counts of all `kept` files summed, and the rows read; on a bad file, its

@@ -67,7 +67,7 @@ pub fn open(path: &Path) -> Result<RawReader, RawError> {
 }
 
 /// Opens `path` to read only its first row (the per-file columns, cheaply).
-pub fn open_first_row(path: &Path) -> Result<RawReader, RawError> {
+fn open_first_row(path: &Path) -> Result<RawReader, RawError> {
     open_with(path, Some(1))
 }
 
@@ -322,6 +322,19 @@ pub fn scan(
             f(info, &rows)?;
         }
     }
+    summary(path, r, n)
+}
+
+/// A file's footer, per-file columns and row count (from the footer), read from its
+/// first row alone: what a merge needs to select files and cap hosts.
+pub fn first_row(path: &Path) -> Result<Summary, RawError> {
+    let mut r = open_first_row(path)?;
+    let rows = r.total_rows();
+    while r.next_columns(|_, _| Ok(()))? {}
+    summary(path, r, rows)
+}
+
+fn summary(path: &Path, mut r: RawReader, rows: u64) -> Result<Summary, RawError> {
     let Some(info) = r.info.take() else {
         return Err(RawError::bad(
             path,
@@ -333,6 +346,6 @@ pub fn scan(
         path: path.to_path_buf(),
         footer: r.footer,
         info,
-        rows: n,
+        rows,
     })
 }

@@ -335,6 +335,25 @@ fn bad_dir(name: &str, make: impl FnOnce(&Path, &Path)) -> (PathBuf, PathBuf) {
     (dir, bad)
 }
 
+/// `bad` made from `good` by `edit`, Python run with the table as `t` and the footer's
+/// key-value metadata as `m` (kfdo keeps its keys there, not in the Arrow schema).
+fn rewrite(python: &Path, good: &Path, bad: &Path, edit: &str) {
+    let script = format!(
+        "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+         t = pq.read_table(sys.argv[1])\n\
+         m = dict(pq.ParquetFile(sys.argv[1]).metadata.metadata)\n\
+         m.pop(b'ARROW:schema', None)\n\
+         {edit}\
+         pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n"
+    );
+    run_ok(
+        Command::new(python)
+            .args(["-c", &script])
+            .arg(good)
+            .arg(bad),
+    );
+}
+
 /// Both mergers fail on `inputs`, naming `named` and saying `why`; no output is left.
 fn both_fail(python: &Path, inputs: &[&Path], named: &Path, why: &str) {
     let out_dir = fleet().root.join("out-bad");
@@ -378,41 +397,24 @@ fn spark_job_rejects_bad_inputs_naming_the_file() {
     });
     both_fail(&python, &[&dir], &bad, "parquet");
 
+    // The same table with the footer saying schema version 2.
     let (dir, bad) = bad_dir("newer", |good, bad| {
-        // The same table with the footer saying schema version 2.
-        let script = "import sys, pyarrow.parquet as pq\n\
-                      t = pq.read_table(sys.argv[1])\n\
-                      m = dict(pq.ParquetFile(sys.argv[1]).metadata.metadata)\n\
-                      m.pop(b'ARROW:schema', None)\n\
-                      m[b'kfdo.raw.schema_version'] = b'2'\n\
-                      pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n";
-        run_ok(
-            Command::new(&python)
-                .args(["-c", script])
-                .arg(good)
-                .arg(bad),
-        );
+        rewrite(&python, good, bad, "m[b'kfdo.raw.schema_version'] = b'2'\n")
     });
     both_fail(&python, &[&dir], &bad, "schema version 2");
 
     // A row past the first that breaks the contract (its count 0): the footer and first
     // row are fine, so each merger's data pass must find it and name the file.
     let (dir, bad) = bad_dir("late-row", |good, bad| {
-        let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
-                      t = pq.read_table(sys.argv[1])\n\
-                      c = t.column('count').to_pylist()\n\
-                      c[-1] = 0\n\
-                      i = t.schema.get_field_index('count')\n\
-                      t = t.set_column(i, t.schema.field(i), pa.array(c, pa.int64()))\n\
-                      m = dict(pq.ParquetFile(sys.argv[1]).metadata.metadata)\n\
-                      m.pop(b'ARROW:schema', None)\n\
-                      pq.write_table(t.replace_schema_metadata(m), sys.argv[2])\n";
-        run_ok(
-            Command::new(&python)
-                .args(["-c", script])
-                .arg(good)
-                .arg(bad),
-        );
+        rewrite(
+            &python,
+            good,
+            bad,
+            "c = t.column('count').to_pylist()\n\
+             c[-1] = 0\n\
+             i = t.schema.get_field_index('count')\n\
+             t = t.set_column(i, t.schema.field(i), pa.array(c, pa.int64()))\n",
+        )
     });
     both_fail(&python, &[&dir], &bad, "count");
 
