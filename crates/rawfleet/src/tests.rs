@@ -35,6 +35,14 @@ fn host_file(dir: &Path, name: &str, info: &FileInfo, rows: Vec<Row>) -> PathBuf
     p
 }
 
+/// The footer keys of a host file of schema `version`, for files written by hand.
+fn host_footer(version: &str) -> [(String, String); 2] {
+    [
+        ("kfdo.raw.schema_version".to_string(), version.to_string()),
+        ("kfdo.raw.kind".to_string(), "host".to_string()),
+    ]
+}
+
 fn all_rows(p: &Path) -> (FileInfo, Vec<Row>, read::Footer) {
     let mut rows = Vec::new();
     let s = read::scan(p, |_, b| {
@@ -196,10 +204,7 @@ fn bad_files_are_named_and_skippable() {
     assert!(e.contains("cut.parquet") && e.contains("truncated"), "{e}");
 
     let newer = d.path().join("v2.parquet");
-    let meta = [
-        ("kfdo.raw.schema_version".to_string(), "2".to_string()),
-        ("kfdo.raw.kind".to_string(), "host".to_string()),
-    ];
+    let meta = host_footer("2");
     write_with_footer(
         &newer,
         &meta,
@@ -318,10 +323,7 @@ fn a_row_broken_after_the_first_is_dropped_and_the_caps_recomputed() {
     let d = tempfile::tempdir().unwrap();
     let files = fleet(d.path());
     let late = d.path().join("late.parquet");
-    let meta = [
-        ("kfdo.raw.schema_version".to_string(), "1".to_string()),
-        ("kfdo.raw.kind".to_string(), "host".to_string()),
-    ];
+    let meta = host_footer("1");
     // Host a again: its samples would halve a's other counts under the cap below.
     write_with_footer(
         &late,
@@ -363,10 +365,7 @@ fn a_row_broken_after_the_first_is_dropped_and_the_caps_recomputed() {
 fn unsorted_files_with_repeated_keys_merge_exactly() {
     use RowKind::*;
     let d = tempfile::tempdir().unwrap();
-    let meta = [
-        ("kfdo.raw.schema_version".to_string(), "1".to_string()),
-        ("kfdo.raw.kind".to_string(), "host".to_string()),
-    ];
+    let meta = host_footer("1");
     let messy = d.path().join("messy.parquet");
     write_with_footer(
         &messy,
