@@ -29,7 +29,10 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
           # The fleet Spark job (fleet/merge_raw.py): Spark 3.5 runs on Java 17; its
           # pyspark venv is made by install-pyspark.sh below.
-          openjdk-17-jre-headless python3-venv)
+          openjdk-17-jre-headless python3-venv
+          # The fleet loop's object store: scripts/seaweedfs.sh makes its buckets and the
+          # fleet_loop test reads it with curl's SigV4 (an S3 client apart from kfdo's).
+          curl)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -52,3 +55,7 @@ fi
 
 # The fleet Spark job's Python environment (a venv with pinned pyspark[sql]).
 bash "$(dirname "$0")/install-pyspark.sh"
+
+# The S3-compatible object store of the fleet loop's tests and example (SeaweedFS, built
+# from the Go module proxy; scripts/seaweedfs.sh starts it).
+bash "$(dirname "$0")/install-seaweedfs.sh"
