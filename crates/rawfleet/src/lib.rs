@@ -6,6 +6,8 @@
 //! writes (`kfdo profile --from-raw`). One job per module:
 //!
 //! - [`schema`]: columns, types, footer keys, schema version.
+//! - [`input`]: a file to read and the name messages give it (its path, or the
+//!   `s3://` URL it was downloaded from).
 //! - [`write`]: writing a file whole or not at all, rows sorted.
 //! - [`columns`]: checking one record batch against the contract, column by column.
 //! - [`runs`]: sorted runs of packed keys and counts, and their merge.
@@ -22,7 +24,8 @@
 //! independent of each other (the `layering` test checks every `crate::` /
 //! `super::` path against this list):
 //!
-//! 1. `error` ([`RawError`]), `schema` (the columns and file metadata).
+//! 1. `error` ([`RawError`]), `input` ([`RawInput`]), `schema` (the columns and file
+//!    metadata).
 //! 2. `columns`, `profile`, `runs`, `write`: a batch checked, rows to and from a raw
 //!    profile, sorted runs, a file written.
 //! 3. `read`: a file read, checked batch by batch.
@@ -32,6 +35,7 @@
 pub mod columns;
 pub mod dump;
 mod error;
+pub mod input;
 pub mod merge;
 pub mod profile;
 pub mod read;
@@ -41,6 +45,7 @@ pub mod split;
 pub mod write;
 
 pub use error::RawError;
+pub use input::RawInput;
 pub use schema::{FileInfo, Row, RowKind, SCHEMA_VERSION};
 
 #[cfg(test)]
@@ -62,7 +67,7 @@ mod layering {
     #[test]
     fn modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
-            &["error", "schema"],
+            &["error", "input", "schema"],
             &["columns", "profile", "runs", "write"],
             &["read"],
             &["dump", "merge", "split"],

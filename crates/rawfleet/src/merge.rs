@@ -11,6 +11,7 @@
 //! contract gets the same numbers.
 
 use crate::error::RawError;
+use crate::input::RawInput;
 use crate::read::{self, Summary};
 use crate::runs::{self, Overflow, Run};
 use crate::schema::{FileInfo, Row, RECORDER_MIXED};
@@ -179,17 +180,35 @@ pub fn merge(
     opts: &MergeOptions,
     output: &Path,
 ) -> Result<MergeReport, RawError> {
-    merge_in_groups(inputs, opts, output, GROUP_ROWS)
+    let files: Vec<RawInput> = expand_inputs(inputs)?
+        .into_iter()
+        .map(RawInput::local)
+        .collect();
+    merge_files(&files, opts, output)
 }
 
-/// [`merge`], decoding up to `group_rows` rows before each merge into the sum.
+/// Merges `files` (files only, in this order) into `output` per `opts`; every message
+/// and the report name each file by its [`RawInput::name`].
+pub fn merge_files(
+    files: &[RawInput],
+    opts: &MergeOptions,
+    output: &Path,
+) -> Result<MergeReport, RawError> {
+    merge_in_groups(files, opts, output, GROUP_ROWS)
+}
+
+/// [`merge_files`], decoding up to `group_rows` rows before each merge into the sum.
 pub(crate) fn merge_in_groups(
-    inputs: &[PathBuf],
+    files: &[RawInput],
     opts: &MergeOptions,
     output: &Path,
     group_rows: u64,
 ) -> Result<MergeReport, RawError> {
-    let files = expand_inputs(inputs)?;
+    if files.is_empty() {
+        return Err(RawError::Request(
+            "no input: give raw files or directories of them".into(),
+        ));
+    }
     let mut report = MergeReport {
         files_in: files.len(),
         ..Default::default()
@@ -197,7 +216,7 @@ pub(crate) fn merge_in_groups(
     let clock = Instant::now();
     // Pass 1: every file's footer and per-file columns (its first row), side by side.
     let firsts: Vec<Result<Summary, RawError>> =
-        files.par_iter().map(|f| read::first_row(f)).collect();
+        files.par_iter().map(read::first_row_named).collect();
     let mut readable: Vec<Summary> = Vec::new();
     for s in firsts {
         match s {
@@ -217,9 +236,9 @@ pub(crate) fn merge_in_groups(
                 return Err(RawError::Request(format!(
                     "mixed build-ids: {} has build-id `{}` but {} has `{}`; merge one release \
                      at a time with --build-id ID",
-                    first.path.display(),
+                    first.name.display(),
                     first.info.build_id,
-                    other.path.display(),
+                    other.name.display(),
                     other.info.build_id
                 )));
             }
@@ -353,14 +372,14 @@ fn sum_files(
 
 /// One file's rows, checked and scaled (zeros dropped), as a sorted run.
 fn file_run(s: &Summary, factor: Factor) -> Result<(Run, u64), RawError> {
-    let mut r = read::open(&s.path)?;
+    let mut r = read::open_named(&RawInput::named(&s.path, &s.name))?;
     let mut keys = Vec::with_capacity(s.rows as usize);
     let mut counts = Vec::with_capacity(s.rows as usize);
     let mut rows = 0u64;
     let mut big = None;
     while r.next_columns(|now, c| {
         if *now != s.info {
-            return Err(RawError::bad(&s.path, "changed while it was being merged"));
+            return Err(RawError::bad(&s.name, "changed while it was being merged"));
         }
         rows += c.kinds.len() as u64;
         for (i, &kind) in c.kinds.iter().enumerate() {

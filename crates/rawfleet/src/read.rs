@@ -4,6 +4,7 @@
 
 use crate::columns::{self, Checked, Layout};
 use crate::error::RawError;
+use crate::input::RawInput;
 use crate::schema::{self, FileInfo, Row, COLUMNS, SCHEMA_VERSION};
 use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema};
@@ -29,6 +30,7 @@ pub struct Footer {
 
 /// An open raw file.
 pub struct RawReader {
+    /// What errors call the file (its [`RawInput::name`]).
     path: PathBuf,
     footer: Footer,
     batches: ParquetRecordBatchReader,
@@ -45,7 +47,10 @@ pub struct RawReader {
 /// What a full pass over a file found.
 #[derive(Clone, Debug)]
 pub struct Summary {
+    /// The file read.
     pub path: PathBuf,
+    /// What messages call it ([`RawInput::name`]).
+    pub name: PathBuf,
     pub footer: Footer,
     pub info: FileInfo,
     pub rows: u64,
@@ -63,17 +68,21 @@ fn damaged(path: &Path, e: impl std::fmt::Display) -> RawError {
 
 /// Opens `path` and checks its footer and schema.
 pub fn open(path: &Path) -> Result<RawReader, RawError> {
-    open_with(path, None)
+    open_input(&RawInput::local(path), None)
 }
 
-/// Opens `path` to read only its first row (the per-file columns, cheaply).
-fn open_first_row(path: &Path) -> Result<RawReader, RawError> {
-    open_with(path, Some(1))
+/// Opens `input.path` and checks its footer and schema; errors name `input.name`.
+pub fn open_named(input: &RawInput) -> Result<RawReader, RawError> {
+    open_input(input, None)
 }
 
-fn open_with(path: &Path, limit: Option<usize>) -> Result<RawReader, RawError> {
-    let file =
-        std::fs::File::open(path).map_err(|e| RawError::bad(path, format!("cannot open: {e}")))?;
+/// Opens `input.path` to read at most `limit` rows (`Some(1)`: the per-file columns,
+/// cheaply); errors name `input.name`.
+fn open_input(input: &RawInput, limit: Option<usize>) -> Result<RawReader, RawError> {
+    // Every message below names the file as its owner knows it.
+    let path = input.name.as_path();
+    let file = std::fs::File::open(&input.path)
+        .map_err(|e| RawError::bad(path, format!("cannot open: {e}")))?;
     let plain = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
         .map_err(|e| damaged(path, e))?;
     let meta = plain.metadata().clone();
@@ -322,28 +331,34 @@ pub fn scan(
             f(info, &rows)?;
         }
     }
-    summary(path, r, n)
+    summary(&RawInput::local(path), r, n)
 }
 
 /// A file's footer, per-file columns and row count (from the footer), read from its
 /// first row alone: what a merge needs to select files and cap hosts.
 pub fn first_row(path: &Path) -> Result<Summary, RawError> {
-    let mut r = open_first_row(path)?;
-    let rows = r.total_rows();
-    while r.next_columns(|_, _| Ok(()))? {}
-    summary(path, r, rows)
+    first_row_named(&RawInput::local(path))
 }
 
-fn summary(path: &Path, mut r: RawReader, rows: u64) -> Result<Summary, RawError> {
+/// [`first_row`] of `input.path`, errors and the summary naming `input.name`.
+pub fn first_row_named(input: &RawInput) -> Result<Summary, RawError> {
+    let mut r = open_input(input, Some(1))?;
+    let rows = r.total_rows();
+    while r.next_columns(|_, _| Ok(()))? {}
+    summary(input, r, rows)
+}
+
+fn summary(input: &RawInput, mut r: RawReader, rows: u64) -> Result<Summary, RawError> {
     let Some(info) = r.info.take() else {
         return Err(RawError::bad(
-            path,
+            &input.name,
             "has no rows, so no build-id, host or window: a raw file holds at least one count; \
              remove it (or write it again from a recording with samples)",
         ));
     };
     Ok(Summary {
-        path: path.to_path_buf(),
+        path: input.path.clone(),
+        name: input.name.clone(),
         footer: r.footer,
         info,
         rows,

@@ -432,10 +432,99 @@ fn files_of_many_batches_and_row_groups_merge_whole() {
     let files = [d.path().join("a.parquet"), d.path().join("b.parquet"), c];
     let (whole, grouped) = (d.path().join("w.parquet"), d.path().join("g.parquet"));
     merge(&files, &MergeOptions::default(), &whole).unwrap();
+    let files: Vec<_> = files
+        .into_iter()
+        .map(crate::input::RawInput::local)
+        .collect();
     crate::merge::merge_in_groups(&files, &MergeOptions::default(), &grouped, 1).unwrap();
     assert_eq!(all_rows(&whole), all_rows(&grouped));
     assert_eq!(
         all_rows(&grouped).1.iter().map(|r| r.count).sum::<i64>(),
         7 * n
     );
+}
+
+/// Files read from copies (`kfdo merge-raw s3://...` downloads) are named by where they
+/// came from in every message and in the report, never by the copy's path.
+#[test]
+fn named_inputs_are_named_in_errors_and_reports() {
+    use crate::input::RawInput;
+    use crate::merge::merge_files;
+    let d = tempfile::tempdir().unwrap();
+    let copies = d.path().join("copies");
+    std::fs::create_dir(&copies).unwrap();
+    let good = fleet(&copies);
+    let bytes = std::fs::read(&good[0]).unwrap();
+    let cut = copies.join("00003.parquet");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    // Bad only past its first row: found in the second pass.
+    let late = copies.join("00004.parquet");
+    write_with_footer(
+        &late,
+        &host_footer("1"),
+        &info("c", "", 2, (100, 200)),
+        &[row(RowKind::Range, 1, 2, 1), row(RowKind::Range, 3, 4, 0)],
+    )
+    .unwrap();
+    let url = |i: usize| format!("s3://kfdo/fleet/h{i}.parquet");
+    let all: Vec<RawInput> = [good.clone(), vec![cut, late]]
+        .concat()
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| RawInput::named(p, url(i)))
+        .collect();
+    let local = copies.to_string_lossy().to_string();
+    let out = d.path().join("m.parquet");
+
+    let e = merge_files(&all, &MergeOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&url(3)) && e.contains("truncated"), "{e}");
+    assert!(!e.contains(&local), "{e}");
+    let e = merge_files(
+        &[all[0].clone(), all[4].clone()],
+        &MergeOptions::default(),
+        &out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains(&url(4)) && e.contains("row 1"), "{e}");
+    assert!(!e.contains(&local), "{e}");
+
+    let skip = MergeOptions {
+        skip_bad: true,
+        ..Default::default()
+    };
+    let r = merge_files(&all, &skip, &out).unwrap();
+    assert_eq!((r.kept, r.dropped_bad.len()), (3, 2), "{:?}", r.dropped_bad);
+    assert!(r.dropped_bad[0].starts_with(&url(3)), "{:?}", r.dropped_bad);
+    assert!(r.dropped_bad[1].starts_with(&url(4)), "{:?}", r.dropped_bad);
+    assert!(r.dropped_bad.iter().all(|b| !b.contains(&local)));
+    let plain = d.path().join("plain.parquet");
+    merge(&good, &MergeOptions::default(), &plain).unwrap();
+    assert_eq!(all_rows(&out), all_rows(&plain));
+
+    let other = copies.join("00005.parquet");
+    write_file(
+        &other,
+        &FileKind::Host,
+        &FileInfo {
+            build_id: "ffff".into(),
+            ..info("d", "", 1, (0, 1))
+        },
+        vec![row(RowKind::Range, 1, 2, 1)],
+    )
+    .unwrap();
+    let e = merge_files(
+        &[all[0].clone(), RawInput::named(&other, url(5))],
+        &MergeOptions::default(),
+        &out,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("mixed build-ids") && e.contains(&url(0)) && e.contains(&url(5)),
+        "{e}"
+    );
+    assert!(!e.contains(&local), "{e}");
 }

@@ -20,9 +20,11 @@
 //! }
 //! ```
 //!
-//! [`layering`] is the crate-internal layer check every kfdo crate runs as a test.
+//! [`layering`] is the crate-internal layer check every kfdo crate runs as a test;
+//! [`seaweedfs`] starts a real S3 store for a test.
 
 pub mod layering;
+pub mod seaweedfs;
 
 use std::borrow::Borrow;
 use std::io::Write;

@@ -1,18 +1,30 @@
 //! `kfdo merge-raw`: many hosts' raw Parquet files into one, exactly as the fleet
-//! contract says (selection, host cap, class weights), streaming.
+//! contract says (selection, host cap, class weights), streaming. Inputs are local
+//! files and directories, or `s3://` prefixes (`s3`: downloaded first).
+
+mod s3;
 
 use std::path::{Path, PathBuf};
 
-use kfdo_rawfleet::merge::{merge, parse_weight, MergeOptions};
+use anyhow::{bail, Context};
+use kfdo_objstore::S3Url;
+use kfdo_rawfleet::merge::{merge, merge_files, parse_weight, MergeOptions};
 
 use crate::output::Global;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Raw files, and directories (every *.parquet under them, recursively).
-    #[arg(required = true, value_name = "DIR-or-FILE")]
+    /// Raw files, directories (every *.parquet under them, recursively), and s3:// (or
+    /// s3a://) URLs: an object, or a prefix (taken as a folder) whose every *.parquet
+    /// object is merged. Objects are downloaded, a few at a time, into a temporary
+    /// folder (under $TMPDIR, removed afterwards) and named by their s3:// URLs in every
+    /// message. The store and credentials come from AWS_ENDPOINT_URL (unset: AWS
+    /// itself), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and
+    /// AWS_REGION.
+    #[arg(required = true, value_name = "DIR-or-FILE-or-S3-URL")]
     inputs: Vec<PathBuf>,
-    /// The merged file (written whole or not at all).
+    /// The merged file, a local path (written whole or not at all; to put it in an
+    /// object store, upload it afterwards).
     #[arg(long, short = 'o', value_name = "OUT.parquet")]
     output: PathBuf,
     /// Keep files of this build-id only (one release); the others are dropped and
@@ -54,14 +66,39 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         host_cap: a.host_cap,
         weights,
     };
+    if a.output.to_str().is_some_and(S3Url::is_s3) {
+        bail!(
+            "-o {}: the merged file is written to a local path; upload it afterwards (for \
+             example with `aws s3 cp`)",
+            a.output.display()
+        );
+    }
+    let inputs = a
+        .inputs
+        .iter()
+        .map(|i| s3::Input::parse(i))
+        .collect::<Result<Vec<_>, _>>()?;
     let out = [kfdo_outfile::Out::new("-o", &a.output)];
-    let inputs: Vec<&Path> = a.inputs.iter().map(PathBuf::as_path).collect();
-    kfdo_outfile::refuse_overwriting_inputs(&out, &inputs)?;
+    let local: Vec<&Path> = inputs.iter().filter_map(s3::Input::local).collect();
+    kfdo_outfile::refuse_overwriting_inputs(&out, &local)?;
     // A directory input takes every `*.parquet` under it (the fleet Spark job refuses
     // the same).
-    kfdo_outfile::refuse_output_inside_input_dirs(&out, &inputs)?;
+    kfdo_outfile::refuse_output_inside_input_dirs(&out, &local)?;
     keep_freed_memory();
-    let r = merge(&a.inputs, &opts, &a.output)?;
+    let r = if local.len() == inputs.len() {
+        merge(&a.inputs, &opts, &a.output)?
+    } else {
+        // Found out before any download, not after.
+        kfdo_outfile::check_writable("-o", &a.output)?;
+        let tmp = tempfile::Builder::new()
+            .prefix("kfdo-merge-raw-")
+            .tempdir()
+            .context("cannot make a temporary folder for the s3:// inputs (check TMPDIR)")?;
+        remove_on_interrupt(tmp.path());
+        let files = s3::resolve(&inputs, tmp.path(), g)?;
+        // `tmp` is removed when dropped, after the merge or on its error.
+        merge_files(&files, &opts, &a.output)?
+    };
     for bad in &r.dropped_bad {
         g.info(format!("kfdo merge-raw: dropped (--skip-bad): {bad}"));
     }
@@ -84,6 +121,16 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&r)?);
     }
     Ok(0)
+}
+
+/// Ctrl-C or SIGTERM while downloading or merging: the downloads' folder goes too
+/// (exit skips destructors).
+fn remove_on_interrupt(dir: &Path) {
+    let dir = dir.to_path_buf();
+    let _ = ctrlc::set_handler(move || {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::process::exit(130);
+    });
 }
 
 /// The merge allocates and frees runs of hundreds of MiB (a file's rows, each level of
