@@ -19,6 +19,11 @@ How the work is split, and why:
   footer's key-value metadata), then the data pass over the kept files only, with Spark's
   own Parquet reader and SQL, no Python per row or batch (local paths, hdfs://, and object
   stores through Hadoop's s3a connector, which s3:// inputs are read with).
+- S3 (s3://, s3a://): both readers, pyarrow's and S3A, get one set of settings, made on
+  the driver from the AWS_* variables (see --help) and shipped with the job, so that the
+  footer pass and the data pass read the same objects and executors need no variables;
+  the store is listed and checked before Spark starts, so a wrong endpoint or key is one
+  line naming both, not a Java trace.
 - Cap and weight are integer math in decimal(38,0) with Spark's integral division `div`
   (exact quotient, truncated; all values are non-negative, so truncation is floor).
 - Spark cannot write Parquet footer key-value metadata, so the driver writes the merged
@@ -122,15 +127,35 @@ def cap_arg(text: str) -> int:
     return value
 
 
+S3_HELP = """\
+S3 (s3:// and s3a:// inputs and output) is configured from the environment:
+  AWS_ENDPOINT_URL      a store of one's own, http:// or https://, buckets as paths
+                        (unset: AWS S3)
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+                        required with AWS_ENDPOINT_URL (unset without it: the default
+                        AWS credential chain)
+  AWS_SESSION_TOKEN     with temporary credentials
+  AWS_REGION, AWS_DEFAULT_REGION
+                        the region (default: us-east-1 with AWS_ENDPOINT_URL, else the
+                        bucket's)
+Spark's S3A connector gets the same settings (spark.hadoop.fs.s3a.*, over any --conf
+of those keys) and must be on its classpath (scripts/install-pyspark.sh puts hadoop-aws
+there)."""
+
+
 def parse_args(argv: list[str]) -> Options:
     p = argparse.ArgumentParser(
         prog="merge_raw.py",
         description="Merge per-host kfdo raw Parquet files (schema v1) into one, "
         "like `kfdo merge-raw`, with Spark.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=S3_HELP,
     )
     p.add_argument("inputs", nargs="+", help="files, directories or object-store prefixes "
-                   "(every *.parquet under a directory, recursively)")
-    p.add_argument("-o", "--output", required=True, help="merged Parquet file (path or URI)")
+                   "(every *.parquet under a directory or prefix, recursively)")
+    p.add_argument("-o", "--output", required=True,
+                   help="merged Parquet file: a path, or an s3:// URI (uploaded under a "
+                   "temporary key, then copied to its own)")
     p.add_argument("--build-id", help="keep only files of this build-id")
     p.add_argument("--since", type=int64_arg, help="keep files with window_start_ns >= NS")
     p.add_argument("--until", type=int64_arg, help="keep files with window_end_ns <= NS")
@@ -152,13 +177,143 @@ def parse_args(argv: list[str]) -> Options:
 # ---------------------------------------------------------------------------------------
 # Files and file systems (pyarrow.fs, so object stores work the same as local paths)
 
+S3_SCHEMES = ("s3://", "s3a://", "s3n://")
+# pyarrow's S3 errors carry the SDK's error name: the store could not be reached, or it
+# refused the credentials. Neither says anything about the file, so --skip-bad never
+# drops a file for them (an expired token would otherwise drop every file after it).
+S3_UNREACHABLE = re.compile(r"NETWORK_CONNECTION|curlCode|Couldn't (connect|resolve)")
+S3_REFUSED = re.compile(r"ACCESS_DENIED|SIGNATURE_DOES_NOT_MATCH|INVALID_ACCESS_KEY_ID|"
+                        r"EXPIRED_TOKEN|INVALID_CLIENT_TOKEN_ID|UNRECOGNIZED_CLIENT|"
+                        r"MISSING_AUTHENTICATION_TOKEN|INVALID_TOKEN|No credentials|"
+                        r"AWS Error [A-Z_]*FORBIDDEN")
+# The same for Spark's S3A connector (Java exception names in its trace).
+S3A_STORE_ERROR = re.compile(r"AWSClientIOException|AccessDeniedException|SdkClientException|"
+                             r"Unable to execute HTTP request|AWSBadRequestException|"
+                             r"AWSServiceIOException|NoAuthWithAWSException|"
+                             r"UnknownHostException|ConnectException|AWSRedirectException")
 
-def open_fs(uri: str) -> tuple[pafs.FileSystem, str]:
-    """The file system and path of a local path or URI (s3a:// is read as s3://)."""
+
+def is_s3(uri: str) -> bool:
+    return uri.startswith(S3_SCHEMES)
+
+
+def s3_settings(url: str, env=os.environ) -> dict:
+    """The S3 settings both readers use, from the usual AWS variables; `url` (the first
+    s3 input or output) is named in errors. A plain dict of strings: it travels to the
+    executors inside the footer pass's closure, as spark.hadoop.* travels in the conf, so
+    executors need no variables of their own."""
+    endpoint = (env.get("AWS_ENDPOINT_URL") or "").strip().rstrip("/")
+    scheme = host = ""
+    if endpoint:
+        from urllib.parse import urlsplit
+        parts = urlsplit(endpoint)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path \
+                or parts.query or parts.fragment:
+            raise MergeError(f"AWS_ENDPOINT_URL={endpoint!r}: expected http://HOST[:PORT] or "
+                             "https://HOST[:PORT], the S3 endpoint")
+        scheme, host = parts.scheme, parts.netloc
+    key = env.get("AWS_ACCESS_KEY_ID") or ""
+    secret = env.get("AWS_SECRET_ACCESS_KEY") or ""
+    token = env.get("AWS_SESSION_TOKEN") or ""
+    if bool(key) != bool(secret):
+        have, lack = (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if key else
+                      ("AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID"))
+        raise MergeError(f"{url}: {have} is set but {lack} is not: set both (and "
+                         "AWS_SESSION_TOKEN for temporary credentials)")
+    if not key and endpoint:
+        # Without keys each reader would fall back to its default chain, whose other
+        # sources (instance roles) exist on AWS only, not at a store of one's own.
+        raise MergeError(f"{url}: no credentials for the S3 endpoint {endpoint} "
+                         "(AWS_ENDPOINT_URL): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                         "(and AWS_SESSION_TOKEN for temporary credentials)")
+    if token and not key:
+        raise MergeError(f"{url}: AWS_SESSION_TOKEN is set without AWS_ACCESS_KEY_ID and "
+                         "AWS_SECRET_ACCESS_KEY: set all three")
+    # A store of one's own takes any region for signing; us-east-1 is the usual one. On
+    # AWS without a region, the bucket's own is looked up (as pyarrow's from_uri does).
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or \
+        ("us-east-1" if endpoint else "")
+    return {"endpoint": endpoint, "scheme": scheme, "host": host, "access_key": key,
+            "secret_key": secret, "session_token": token, "region": region}
+
+
+def s3a_conf(s3: dict) -> dict[str, str]:
+    """The same settings for Hadoop's S3A connector, which Spark's data pass reads with."""
+    conf: dict[str, str] = {}
+    if s3["endpoint"]:
+        # Stores of one's own serve buckets as paths, not as host names.
+        conf["fs.s3a.endpoint"] = s3["endpoint"]
+        conf["fs.s3a.path.style.access"] = "true"
+        conf["fs.s3a.connection.ssl.enabled"] = str(s3["scheme"] == "https").lower()
+    if s3["region"]:
+        conf["fs.s3a.endpoint.region"] = s3["region"]
+    if s3["access_key"]:
+        conf["fs.s3a.access.key"] = s3["access_key"]
+        conf["fs.s3a.secret.key"] = s3["secret_key"]
+        if s3["session_token"]:
+            conf["fs.s3a.session.token"] = s3["session_token"]
+            conf["fs.s3a.aws.credentials.provider"] = \
+                "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+        else:
+            conf["fs.s3a.aws.credentials.provider"] = \
+                "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
+    return {f"spark.hadoop.{k}": v for k, v in conf.items()}
+
+
+_S3_FILESYSTEMS: dict[tuple, pafs.FileSystem] = {}
+
+
+def s3_filesystem(s3: dict, bucket: str) -> pafs.FileSystem:
+    """pyarrow's S3 file system for these settings, one per process (per bucket only
+    where the region must be looked up): the footer pass opens every file."""
+    region = s3["region"]
+    cache_key = (tuple(sorted(s3.items())), "" if region else bucket)
+    fs = _S3_FILESYSTEMS.get(cache_key)
+    if fs is None:
+        if not region:
+            region = pafs.resolve_s3_region(bucket)
+        kwargs: dict = {"region": region}
+        if s3["host"]:
+            # With endpoint_override pyarrow addresses buckets as paths.
+            kwargs.update(endpoint_override=s3["host"], scheme=s3["scheme"])
+        if s3["access_key"]:
+            kwargs.update(access_key=s3["access_key"], secret_key=s3["secret_key"],
+                          session_token=s3["session_token"] or None)
+        fs = _S3_FILESYSTEMS[cache_key] = pafs.S3FileSystem(**kwargs)
+    return fs
+
+
+def s3_problem(e: BaseException, s3: Optional[dict]) -> Optional[str]:
+    """What an S3 error says about the store (unreachable, credentials refused), on one
+    line, naming the endpoint and the variables; None for any other error."""
+    if s3 is None:
+        return None
+    text = " ".join(str(e).split())
+    where = (f"the S3 endpoint {s3['endpoint']} (AWS_ENDPOINT_URL)" if s3["endpoint"]
+             else "AWS S3 (AWS_ENDPOINT_URL is not set)")
+    if S3_UNREACHABLE.search(text):
+        return f"cannot reach {where}: {text}"
+    if S3_REFUSED.search(text):
+        if s3["access_key"]:
+            creds = (f"AWS_ACCESS_KEY_ID={s3['access_key']} with AWS_SECRET_ACCESS_KEY"
+                     + (" and AWS_SESSION_TOKEN" if s3["session_token"] else ""))
+        else:
+            creds = ("the default AWS credential chain, as AWS_ACCESS_KEY_ID and "
+                     "AWS_SECRET_ACCESS_KEY are not set")
+        return f"{where} refused the credentials ({creds}): {text}"
+    return None
+
+
+def open_fs(uri: str, s3: Optional[dict] = None) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of a local path or URI (s3a:// is read as s3://, with
+    `s3`'s settings; made from the environment when not given)."""
     if "://" not in uri:
         return pafs.LocalFileSystem(), os.path.abspath(uri)
-    if uri.startswith("s3a://") or uri.startswith("s3n://"):
-        uri = "s3://" + uri.split("://", 1)[1]
+    if is_s3(uri):
+        # pyarrow's object-store paths start with the bucket.
+        path = uri.split("://", 1)[1].rstrip("/")
+        return s3_filesystem(s3 if s3 is not None else s3_settings(uri),
+                             path.split("/", 1)[0]), path
     return pafs.FileSystem.from_uri(uri)
 
 
@@ -175,24 +330,27 @@ def to_uri(fs: pafs.FileSystem, path: str, original: str) -> str:
     return f"{scheme}://{authority}/{path.lstrip('/')}"
 
 
-def list_inputs(inputs: list[str]) -> list[str]:
-    """Every input file: files as given, directories expanded to their *.parquet
-    (recursively, sorted by path). A missing input or an empty directory is an error."""
+def list_inputs(inputs: list[str], s3: Optional[dict]) -> list[str]:
+    """Every input file: files as given, directories (and object-store prefixes) expanded
+    to their *.parquet (recursively, sorted by path). A missing input, an empty directory,
+    or a store that cannot be listed is an error."""
     files: list[str] = []
     for item in inputs:
-        fs, path = open_fs(item)
-        info = fs.get_file_info(path)
-        if info.type == pafs.FileType.File:
-            files.append(to_uri(fs, path, item))
-            continue
-        if info.type != pafs.FileType.Directory:
-            # Object stores have no directories: a prefix is listed as one.
-            if "://" not in item:
-                raise MergeError(f"{item}: no such file or directory")
         try:
+            fs, path = open_fs(item, s3)
+            info = fs.get_file_info(path)
+            if info.type == pafs.FileType.File:
+                files.append(to_uri(fs, path, item))
+                continue
+            # Object stores have no directories: a prefix is listed as one.
+            if info.type != pafs.FileType.Directory and "://" not in item:
+                raise MergeError(f"{item}: no such file or directory")
             listed = fs.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=True))
-        except (FileNotFoundError, OSError) as e:
-            raise MergeError(f"{item}: cannot list: {e}") from e
+        except FileNotFoundError:
+            raise MergeError(f"{item}: no such file, directory or prefix") from None
+        except OSError as e:
+            problem = s3_problem(e, s3) if is_s3(item) else None
+            raise MergeError(f"{item}: {problem or f'cannot list: {e}'}") from None
         found = sorted(i.path for i in listed
                        if i.type == pafs.FileType.File and i.path.endswith(".parquet"))
         if not found:
@@ -210,6 +368,8 @@ class FileInfo:
     """What the footer pass learns about one input file."""
     path: str
     error: Optional[str] = None
+    # The error is the store's (unreachable, credentials refused), not the file's.
+    store_error: bool = False
     rows: int = 0
     build_id: str = ""
     binary_path: str = ""
@@ -233,14 +393,14 @@ def check_schema(schema: pa.Schema) -> Optional[str]:
     return None
 
 
-def read_footer(path: str, full: bool) -> FileInfo:
+def read_footer(path: str, full: bool, s3: Optional[dict]) -> FileInfo:
     """Metadata and first row of one file; an unreadable file gets .error, never raises
     (the driver decides between failing and --skip-bad). With `full` (--skip-bad), every
     row is checked too, so that a file damaged past its first row is dropped here, as
     kfdo merge-raw's first pass drops it, and not found bad after the selection."""
     info = FileInfo(path)
     try:
-        fs, p = open_fs(path)
+        fs, p = open_fs(path, s3)
         with fs.open_input_file(p) as f:
             pf = pq.ParquetFile(f)
             # The Parquet footer's own key-value metadata: a writer may leave the keys out
@@ -283,7 +443,9 @@ def read_footer(path: str, full: bool) -> FileInfo:
                     return info
             first = next(pf.iter_batches(batch_size=1, columns=FILE_COLUMNS)).to_pylist()[0]
     except Exception as e:  # noqa: BLE001 - any reader failure is "unreadable", named
-        info.error = f"unreadable Parquet: {e}"
+        problem = s3_problem(e, s3) if is_s3(path) else None
+        info.error = problem or f"unreadable Parquet: {e}"
+        info.store_error = problem is not None
         return info
     for name in FILE_COLUMNS:
         if first[name] is None:
@@ -293,12 +455,12 @@ def read_footer(path: str, full: bool) -> FileInfo:
     return info
 
 
-def read_footers(spark, files: list[str], full: bool) -> list[FileInfo]:
+def read_footers(spark, files: list[str], full: bool, s3: Optional[dict]) -> list[FileInfo]:
     """The footer pass, spread over the executors, in input order."""
     sc = spark.sparkContext
     slices = max(1, min(len(files), sc.defaultParallelism * 4))
     # Plain dicts cross the wire: a dataclass of __main__ does not unpickle in a worker.
-    found = sc.parallelize(files, slices).map(lambda p: vars(read_footer(p, full))).collect()
+    found = sc.parallelize(files, slices).map(lambda p: vars(read_footer(p, full, s3))).collect()
     return [FileInfo(**d) for d in found]
 
 
@@ -321,9 +483,11 @@ def select(infos: list[FileInfo], opts: Options) -> Selection:
     for info in infos:
         if info.error is None:
             good.append(info)
-        elif opts.skip_bad:
+        elif opts.skip_bad and not info.store_error:
             print(f"merge-raw: skipping {info.path}: {info.error}", file=sys.stderr)
             dropped["bad"] += 1
+        elif info.store_error:
+            raise MergeError(f"{info.path}: {info.error}")
         else:
             raise MergeError(f"{info.path}: {info.error} (--skip-bad drops such files)")
 
@@ -411,10 +575,10 @@ def bad_rows(table: pa.Table) -> Optional[str]:
     return None
 
 
-def why_bad(path: str) -> str:
+def why_bad(path: str, s3: Optional[dict]) -> str:
     """A file the data pass found bad, explained by reading it on the driver (rare)."""
     try:
-        fs, p = open_fs(path)
+        fs, p = open_fs(path, s3)
         with fs.open_input_file(p) as f:
             why = bad_rows(pq.read_table(f))
     except Exception as e:  # noqa: BLE001 - named for the user
@@ -422,7 +586,7 @@ def why_bad(path: str) -> str:
     return f"{path}: {why or 'a row breaks the contract'}"
 
 
-def aggregate(spark, sel: Selection) -> pa.Table:
+def aggregate(spark, sel: Selection, s3: Optional[dict]) -> pa.Table:
     """Cap, weight, drop zeros and sum per (kind, from, to): the merged rows, sorted.
 
     Spark's own Parquet reader and SQL do the data pass on the executors, no Python per
@@ -443,7 +607,9 @@ def aggregate(spark, sel: Selection) -> pa.Table:
     ddl = ", ".join(f"`{name}` {'string' if typ == pa.utf8() else 'long'}"
                     for name, typ in COLUMNS)
     rows = (spark.read.schema(ddl).parquet(*[spark_path(i.path) for i in sel.kept])
-            .withColumn("fpath", F.expr("url_decode(_metadata.file_path)")))
+            # file_path is a URI, percent-encoded; url_decode also reads `+` as a space,
+            # which a URI's path never means by it (a key like `...T10:00+00:00`).
+            .withColumn("fpath", F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))")))
     joined = rows.join(F.broadcast(facts), "fpath", "left")
     same = [F.col(name).eqNullSafe(F.col(f"e_{name}")) for name in FILE_COLUMNS]
     good = (F.col("kind").isin("range", "branch", "ip") & (F.col("count") > 0)
@@ -485,7 +651,7 @@ def aggregate(spark, sel: Selection) -> pa.Table:
         first = next((i.path for i in sel.kept if i.path in paths), sorted(paths)[0])
         if first not in {i.path for i in sel.kept}:
             raise MergeError(f"Spark read a file the footer pass did not list: {first}")
-        raise MergeError(why_bad(first))
+        raise MergeError(why_bad(first, s3))
     table = check_int64(table)
     if table.num_rows == 0:
         raise MergeError("every count became 0 after the host cap and weights: "
@@ -553,10 +719,11 @@ def merged_table(sel: Selection, rows: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def write_atomically(table: pa.Table, output: str) -> None:
+def write_atomically(table: pa.Table, output: str, s3: Optional[dict]) -> None:
     """Write to a temporary name beside the output, then rename: never a partial file.
-    (On object stores a single PUT is already all-or-nothing; the rename is a copy.)"""
-    fs, path = open_fs(output)
+    (On object stores the upload goes to a temporary key, copied to the output's key
+    once complete: a failed upload leaves no object under the output's name.)"""
+    fs, path = open_fs(output, s3)
     parent, name = os.path.split(path)
     if isinstance(fs, pafs.LocalFileSystem):
         os.makedirs(parent or ".", exist_ok=True)
@@ -576,7 +743,7 @@ def write_atomically(table: pa.Table, output: str) -> None:
 # Driver
 
 
-def spark_session(master: Optional[str]):
+def spark_session(master: Optional[str], s3: Optional[dict]):
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -594,6 +761,12 @@ def spark_session(master: Optional[str]):
     conf.setIfMissing("spark.ui.enabled", "false")
     conf.setIfMissing("spark.ui.showConsoleProgress", "false")
     conf.setIfMissing("spark.sql.execution.arrow.pyspark.enabled", "true")
+    if s3 is not None:
+        # The S3 settings the footer pass uses, for the data pass. They override a
+        # --conf or spark-defaults of the same key (this SparkConf is applied over the
+        # JVM's): both readers must see the same store with the same credentials.
+        for key, value in s3a_conf(s3).items():
+            conf.set(key, value)
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if not conf.contains("spark.sql.shuffle.partitions"):
@@ -605,14 +778,59 @@ def spark_session(master: Optional[str]):
     return spark
 
 
-def executor_error(e: BaseException, kept: list[FileInfo]) -> Optional[str]:
+def check_s3a(spark, files: list[str], s3: dict) -> None:
+    """Spark reads s3:// inputs with Hadoop's S3A connector, which Spark does not bundle:
+    without it the data pass would fail only after the footer pass, with a Java trace.
+    Then one request per bucket, before any in parallel: Hadoop 3.3.4's session-token
+    provider (TemporaryAWSCredentialsProvider) initializes on first use without a lock,
+    and Spark's first step checks every input from a pool of threads, where all but the
+    first find "no credentials" (HADOOP-18233, fixed in 3.3.5). The connector instance is
+    cached per bucket in the JVM, so local executors share the initialized one; a
+    cluster's executors retry a task that lost the race."""
+    sc = spark.sparkContext
+    try:
+        sc._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+            "s3a", sc._jsc.hadoopConfiguration())
+    except Exception:  # noqa: BLE001 - py4j wraps the ClassNotFoundException
+        # hadoop-aws must be the very version of Spark's Hadoop.
+        version = sc._jvm.org.apache.hadoop.util.VersionInfo.getVersion()
+        raise MergeError(
+            "Spark has no S3A connector (org.apache.hadoop.fs.s3a.S3AFileSystem, in "
+            "hadoop-aws) to read s3:// inputs: run scripts/install-pyspark.sh, or give "
+            f"spark-submit --packages org.apache.hadoop:hadoop-aws:{version} (the version of "
+            "Spark's Hadoop)") from None
+    first_of_bucket: dict[str, str] = {}
+    for path in files:
+        if is_s3(path):
+            first_of_bucket.setdefault(path.split("://", 1)[1].split("/", 1)[0], path)
+    for path in first_of_bucket.values():
+        try:
+            jpath = sc._jvm.org.apache.hadoop.fs.Path(spark_path(path))
+            jpath.getFileSystem(sc._jsc.hadoopConfiguration()).getFileStatus(jpath)
+        except Exception as e:  # noqa: BLE001 - a Java exception through py4j, named
+            raise MergeError(executor_error(e, [FileInfo(path)], s3)
+                             or f"{path}: {str(e).strip().splitlines()[0]}") from None
+
+
+def executor_error(e: BaseException, kept: list[FileInfo],
+                   s3: Optional[dict]) -> Optional[str]:
     """The file a failed Spark job names in its Java trace (Spark's reader says which
-    file it could not read), with the trace's first line, if it names one we read."""
+    file it could not read), with the trace's line that names it, if it names one we
+    read. An S3A failure to reach the store or to be let in is said to be that, not a
+    bad file."""
     text = str(e)
+    lines = [line.strip() for line in text.strip().splitlines()] or [type(e).__name__]
     for info in kept:
-        if spark_path(info.path) in text or info.path in text:
-            first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
-            return f"{info.path}: unreadable Parquet: {first}"
+        names = (spark_path(info.path), info.path)
+        if any(n in text for n in names):
+            # py4j's first line only names the Java call; the cause names the file.
+            line = next((x for x in lines if any(n in x for n in names)), lines[0])
+            line = line.lstrip(":").strip()
+            if is_s3(info.path) and s3 is not None and S3A_STORE_ERROR.search(line):
+                where = (f"the S3 endpoint {s3['endpoint']} (AWS_ENDPOINT_URL)"
+                         if s3["endpoint"] else "AWS S3")
+                return f"{info.path}: Spark's S3A connector cannot read it from {where}: {line}"
+            return f"{info.path}: unreadable Parquet: {line}"
     return None
 
 
@@ -621,6 +839,9 @@ def output_inside_input(output: str, inputs: list[str]) -> Optional[str]:
     that directory would read the merged file as one more host's (kfdo merge-raw refuses
     the same)."""
     def norm(p: str) -> str:
+        if is_s3(p):
+            # One store, three names.
+            p = "s3://" + p.split("://", 1)[1]
         return (p if "://" in p else os.path.realpath(p)).rstrip("/")
     out = norm(output)
     for item in inputs:
@@ -632,6 +853,22 @@ def output_inside_input(output: str, inputs: list[str]) -> Optional[str]:
     return None
 
 
+def check_output_bucket(output: str, s3: dict) -> None:
+    """An s3 output's bucket exists and the credentials reach it: found before the job,
+    not after it."""
+    try:
+        fs, path = open_fs(output, s3)
+        bucket = path.split("/", 1)[0]
+        if "/" not in path:
+            raise MergeError(f"-o {output}: an object needs a key inside the bucket")
+        found = fs.get_file_info(bucket).type == pafs.FileType.Directory
+    except OSError as e:
+        raise MergeError(f"-o {output}: {s3_problem(e, s3) or e}") from None
+    if not found:
+        raise MergeError(f"-o {output}: no bucket {bucket!r} at "
+                         f"{s3['endpoint'] or 'AWS S3'}")
+
+
 def run(opts: Options) -> None:
     clock = Clock()
     inside = output_inside_input(opts.output, opts.inputs)
@@ -639,20 +876,27 @@ def run(opts: Options) -> None:
         raise MergeError(f"-o {opts.output}: lies inside the input directory {inside}: a later "
                          "merge of it would read the merged file as one more host's; write "
                          "it elsewhere")
-    files = list_inputs(opts.inputs)
-    spark = spark_session(opts.master)
+    # One set of S3 settings for the inputs and the output, checked before Spark starts.
+    s3_urls = [u for u in [*opts.inputs, opts.output] if is_s3(u)]
+    s3 = s3_settings(s3_urls[0]) if s3_urls else None
+    files = list_inputs(opts.inputs, s3)
+    if is_s3(opts.output):
+        check_output_bucket(opts.output, s3)
+    spark = spark_session(opts.master, s3)
     master = spark.sparkContext.master
     clock.lap("start")
     try:
-        infos = read_footers(spark, files, opts.skip_bad)
+        if any(is_s3(f) for f in files):
+            check_s3a(spark, files, s3)
+        infos = read_footers(spark, files, opts.skip_bad, s3)
         clock.lap("footers")
         sel = select(infos, opts)
         try:
-            rows = aggregate(spark, sel)
+            rows = aggregate(spark, sel, s3)
         except MergeError:
             raise
         except Exception as e:  # noqa: BLE001 - a file that broke in the data pass
-            msg = executor_error(e, sel.kept)
+            msg = executor_error(e, sel.kept, s3)
             if msg is None:
                 raise
             raise MergeError(msg) from None
@@ -660,7 +904,11 @@ def run(opts: Options) -> None:
     finally:
         spark.stop()
     table = merged_table(sel, rows)
-    write_atomically(table, opts.output)
+    try:
+        write_atomically(table, opts.output, s3)
+    except OSError as e:
+        problem = s3_problem(e, s3) if is_s3(opts.output) else None
+        raise MergeError(f"-o {opts.output}: {problem or f'cannot write: {e}'}") from None
     clock.lap("write")
     rows_in = sum(i.rows for i in sel.kept)
     print(f"merge-raw: kept {len(sel.kept)} files of {len({i.host for i in sel.kept})} hosts; "
