@@ -50,6 +50,9 @@ enum Command {
     MergeRaw(cmd::merge_raw::Args),
     /// Raw Parquet files: canonical dump; split a recording into a simulated fleet.
     Raw(cmd::raw::Args),
+    /// The sampler of every host: windows of perf, host files spooled and uploaded to
+    /// an object store; `collect status` says what it did.
+    Collect(cmd::collect::Args),
     /// Similarity of two sample profiles, as `llvm-profdata overlap --sample`.
     Overlap(cmd::overlap::Args),
     /// What changed between two profiles; with --binary, how stale OLD is for a new build.
@@ -85,6 +88,7 @@ fn main() {
         Command::Show(a) => cmd::show::run(a, &global),
         Command::Merge(a) => cmd::merge::run(a, &global),
         Command::MergeRaw(a) => cmd::merge_raw::run(a, &global),
+        Command::Collect(a) => cmd::collect::run(a, &global),
         Command::Raw(a) => cmd::raw::run(a, &global),
         Command::Overlap(a) => cmd::overlap::run(a, &global),
         Command::Diff(a) => cmd::diff::run(a, &global),

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub mod capabilities;
+pub mod collect;
 pub mod compare;
 pub mod counters_vs_time;
 pub mod diff;
