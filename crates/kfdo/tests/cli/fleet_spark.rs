@@ -25,7 +25,7 @@ const MAIN_HOSTS: usize = 520;
 const OTHER_HOSTS: usize = 160;
 
 /// The venv's python when it can run the job (pyspark and pyarrow import).
-fn spark_python() -> Option<PathBuf> {
+pub(crate) fn spark_python() -> Option<PathBuf> {
     let venv = std::env::var_os("KFDO_PYSPARK_VENV")
         .map(PathBuf::from)
         .or_else(|| {
