@@ -107,8 +107,14 @@ pub fn record(
     }
     if !status.success() || !out.exists() {
         let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        let tail: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-        let tail = tail[tail.len().saturating_sub(3)..].join(" / ");
+        // perf says what went wrong first, then may print its usage: keep the former.
+        let said: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("or:"))
+            .take(3)
+            .collect();
+        let tail = said.join(" / ");
         return Err(CollectError::Record(format!(
             "`{}` failed ({status}): {tail}",
             kfdo_record::hardware::shell_words(&cmd)

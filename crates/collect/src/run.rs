@@ -46,6 +46,9 @@ struct Collector<'a> {
     cpu_at_start: Duration,
     /// Binaries already reported as not aggregated (once per run, not every window).
     reported: HashSet<(String, String)>,
+    /// A window was recorded in this run: after that, a failed recording is a window
+    /// lost; before it, the collector cannot record at all (no perf, no permission).
+    recorded_in_this_run: bool,
     say: &'a mut dyn FnMut(&str),
 }
 
@@ -100,6 +103,7 @@ pub fn run(
         started: Instant::now(),
         cpu_at_start: usage().cpu,
         reported: HashSet::new(),
+        recorded_in_this_run: false,
         say,
     };
     c.event(format!(
@@ -159,6 +163,9 @@ impl Collector<'_> {
                 next_upload = Instant::now() + self.upload(stop)?;
             }
             self.save()?;
+            if all_done && self.spool.waiting()?.is_empty() {
+                continue; // drained: stop now, not at the next upload's time
+            }
             let wake = match (all_done, draining_since) {
                 (true, Some(since)) => next_upload.min(since + self.cfg.drain_timeout),
                 _ => next_window.min(next_upload),
@@ -231,9 +238,15 @@ impl Collector<'_> {
             Err(e) => {
                 self.st.windows.failed += 1;
                 self.event(format!("window {id} failed: {e}"));
+                if !self.recorded_in_this_run {
+                    self.st.state = "stopped: the first window could not be recorded".into();
+                    self.save()?;
+                    return Err(e);
+                }
                 return Ok(());
             }
         };
+        self.recorded_in_this_run = true;
         self.st.state = format!("aggregating window {id}");
         let agg = match aggregate(self.cfg, &data, &work) {
             Ok(a) => a,
