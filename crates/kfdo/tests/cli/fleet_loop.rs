@@ -506,23 +506,13 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     std::fs::write(&hand_raw, raw_text(&hand)).unwrap();
     let from_merged = root.join("fleet.txt");
     let from_hand = root.join("hand.txt");
-    run_ok(
-        kfdo()
-            .args(["profile", "--binary"])
-            .arg(&lz)
-            .arg("--from-raw")
-            .arg(&ours)
-            .args(["--format", "text", "-o"])
-            .arg(&from_merged),
-    );
-    run_ok(
-        kfdo()
-            .args(["profile", "--binary"])
-            .arg(&lz)
-            .arg("--raw-in")
-            .arg(&hand_raw)
-            .args(["--ip-only", "--format", "text", "-o"])
-            .arg(&from_hand),
+    profile(&lz, &["--from-raw"], &ours, "text", &from_merged);
+    profile(
+        &lz,
+        &["--ip-only", "--raw-in"],
+        &hand_raw,
+        "text",
+        &from_hand,
     );
     let a = std::fs::read_to_string(&from_merged).unwrap();
     assert!(a.contains("main"), "the fleet profile has no main: {a}");
@@ -530,15 +520,7 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
 
     // clang builds with it, and the program still does its job.
     let afdo = root.join("fleet.afdo");
-    run_ok(
-        kfdo()
-            .args(["profile", "--binary"])
-            .arg(&lz)
-            .arg("--from-raw")
-            .arg(&ours)
-            .args(["--format", "extbinary", "-o"])
-            .arg(&afdo),
-    );
+    profile(&lz, &["--from-raw"], &ours, "extbinary", &afdo);
     let fdo = root.join("lz.fdo");
     run_ok(
         Command::new("clang-19")
@@ -604,6 +586,19 @@ fn a_full_spool_drops_its_oldest_files_first() {
         String::from_utf8(run_ok(kfdo().args(["collect", "status", "--spool"]).arg(&spool)).stdout)
             .unwrap();
     assert!(text.contains("spool full"), "{text}");
+}
+
+/// `kfdo profile --binary BIN FLAGS INPUT --format FORMAT -o OUT`.
+fn profile(bin: &Path, flags: &[&str], input: &Path, format: &str, out: &Path) {
+    run_ok(
+        kfdo()
+            .args(["profile", "--binary"])
+            .arg(bin)
+            .args(flags)
+            .arg(input)
+            .args(["--format", format, "-o"])
+            .arg(out),
+    );
 }
 
 fn perf_can_record_the_machine() -> bool {
@@ -815,4 +810,43 @@ fn perf_writes_into(spool: &Path) -> bool {
             .map(|c| String::from_utf8_lossy(&c).contains(&needle))
             .unwrap_or(false)
     })
+}
+
+/// A collector whose first window cannot be recorded (here: a cgroup that does not
+/// exist) stops with perf's own words and a non-zero exit, instead of retrying forever
+/// in silence; nothing is spooled.
+#[test]
+fn a_collector_that_cannot_record_says_why_and_stops() {
+    if !kfdo_testkit::require_tools(&["perf"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let out = kfdo()
+        .args(["collect", "run", "--spool"])
+        .arg(&spool)
+        .args([
+            "--host",
+            "c",
+            "--method",
+            "ip",
+            "--cgroup",
+            "kfdo-no-such-cgroup",
+        ])
+        .args(["--window", "1s", "--every", "1s", "--windows", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("--cgroup=kfdo-no-such-cgroup") && err.contains("kfdo-no-such-cgroup"),
+        "{err}"
+    );
+    let s = status(&spool);
+    assert_eq!(
+        s["state"], "stopped: the first window could not be recorded",
+        "{s}"
+    );
+    assert_eq!(num(&s, "windows.failed"), 1);
+    assert_eq!(std::fs::read_dir(spool.join("ready")).unwrap().count(), 0);
 }
