@@ -12,17 +12,15 @@
 //! then uploads once the store is up), host 2's spool is asked for by a second collector
 //! (refused), host 3's spool gets a file cut short and a wall clock set back between two
 //! runs (the file is kept out of the store and counted, the window keeps a unique name).
-//! A fourth spool, without a store, shows the size cap dropping the oldest files.
 
 use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::collect::{events, num, perf_can_record_the_machine, status, Workload};
 use common::{build, kfdo, ok, repo_root, run_ok};
 
 const BUCKET: &str = "kfdo";
@@ -81,41 +79,6 @@ fn s3_env(cmd: &mut Command, port: u16) -> &mut Command {
         .env("AWS_REGION", "us-east-1")
 }
 
-/// Runs `bin ARG` over and over until dropped: one host's workload.
-struct Workload {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<u64>>,
-}
-
-impl Workload {
-    fn start(bin: &Path, arg: &str) -> Workload {
-        let stop = Arc::new(AtomicBool::new(false));
-        let (flag, bin, arg) = (stop.clone(), bin.to_path_buf(), arg.to_string());
-        let thread = std::thread::spawn(move || {
-            let mut runs = 0;
-            while !flag.load(Ordering::Relaxed) {
-                let out = Command::new(&bin).arg(&arg).output().unwrap();
-                assert!(out.status.success(), "{} {arg} failed", bin.display());
-                runs += 1;
-            }
-            runs
-        });
-        Workload {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Workload {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// `kfdo collect run` for a host: IP samples of `program` only, short windows, no CPU
 /// budget to speak of (the test machine is shared: the budget has its unit tests).
 fn collect(spool: &Path, host: &str, class: &str, program: &str, windows: u64) -> Command {
@@ -126,30 +89,6 @@ fn collect(spool: &Path, host: &str, class: &str, program: &str, windows: u64) -
         .args(["--method", "ip", "--window", "1500ms", "--every", "2s"])
         .args(["--windows", &windows.to_string(), "--max-cpu", "400"]);
     c
-}
-
-fn status(spool: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(spool.join("status.json")).unwrap_or_default();
-    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
-}
-
-fn num(v: &serde_json::Value, path: &str) -> u64 {
-    path.split('.')
-        .fold(v, |v, k| &v[k])
-        .as_u64()
-        .unwrap_or_else(|| panic!("no number at {path} in {v}"))
-}
-
-fn events(v: &serde_json::Value) -> String {
-    v["events"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|e| e["what"].as_str().unwrap_or("").to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
 }
 
 /// Starts `cmd` with its output in `log` (a file: a pipe could fill and stall it).
@@ -538,56 +477,6 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     assert_ne!(std::fs::read(&fdo).unwrap(), std::fs::read(&lz).unwrap());
 }
 
-#[test]
-fn a_full_spool_drops_its_oldest_files_first() {
-    let Some(_one_at_a_time) = common::heavy_test("kfdo collect with a small spool") else {
-        return;
-    };
-    if !(kfdo_testkit::require_tools(&["clang-19", "perf"])
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a)",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
-        ))
-    {
-        return;
-    }
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fleet_loop_full");
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let lz = build("lz.c", &root, &["-DKFDO_FLEET_LOOP_TEST=2"]);
-    let spool = root.join("spool");
-    let _work = Workload::start(&lz, "1000000");
-    run_ok(
-        kfdo()
-            .args(["collect", "run", "--spool"])
-            .arg(&spool)
-            .args(["--host", "small", "--program", "lz", "--method", "ip"])
-            .args(["--window", "1s", "--every", "1s", "--windows", "5"])
-            .args(["--max-cpu", "400", "--spool-max", "8K"]),
-    );
-    let s = status(&spool);
-    assert!(num(&s, "files.dropped_spool_full") >= 1, "{}", events(&s));
-    assert!(num(&s, "files.waiting_bytes") <= 8192, "{s}");
-    assert_eq!(
-        num(&s, "files.waiting") + num(&s, "files.dropped_spool_full"),
-        num(&s, "files.spooled")
-    );
-    // The newest windows are the ones kept.
-    let mut kept: Vec<String> = std::fs::read_dir(spool.join("ready"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    kept.sort();
-    let newest = format!("{:08}", num(&s, "next_seq") - 1);
-    assert!(kept.last().unwrap().starts_with(&newest), "{kept:?}");
-    assert!(events(&s).contains("spool full"), "{}", events(&s));
-    let text =
-        String::from_utf8(run_ok(kfdo().args(["collect", "status", "--spool"]).arg(&spool)).stdout)
-            .unwrap();
-    assert!(text.contains("spool full"), "{text}");
-}
-
 /// `kfdo profile --binary BIN FLAGS INPUT --format FORMAT -o OUT`.
 fn profile(bin: &Path, flags: &[&str], input: &Path, format: &str, out: &Path) {
     run_ok(
@@ -599,16 +488,6 @@ fn profile(bin: &Path, flags: &[&str], input: &Path, format: &str, out: &Path) {
             .args(["--format", format, "-o"])
             .arg(out),
     );
-}
-
-fn perf_can_record_the_machine() -> bool {
-    let dir = tempfile::tempdir().unwrap();
-    Command::new("perf")
-        .args(["record", "-e", "cpu-clock", "-a", "-N", "-o"])
-        .arg(dir.path().join("p.data"))
-        .args(["--", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// llvm-profgen's unsymbolized text of IP counts: one-instruction ranges, no branches.
@@ -656,197 +535,4 @@ fn curl(port: u16, path: &str, dest: Option<&Path>) -> Vec<u8> {
     }
     c.arg(format!("http://127.0.0.1:{port}/{path}"));
     run_ok(&mut c).stdout
-}
-
-/// The shipped systemd unit: systemd accepts it, and its command line, with the example
-/// environment file's values, is one `kfdo collect run` takes (run for zero windows on
-/// an empty spool: it checks every option and stops).
-#[test]
-fn the_shipped_systemd_unit_runs_a_valid_collect_command() {
-    if !kfdo_testkit::require_tools(&["systemd-analyze"]) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let unit_text =
-        std::fs::read_to_string(repo_root().join("contrib/systemd/kfdo-collect.service")).unwrap();
-    let env_text =
-        std::fs::read_to_string(repo_root().join("contrib/systemd/kfdo-collect.env")).unwrap();
-    let env: Vec<(String, String)> = env_text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| {
-            let (k, v) = l.split_once('=').unwrap();
-            (k.to_string(), v.to_string())
-        })
-        .collect();
-    // systemd's own check, with this build's kfdo and the example environment file.
-    let env_file = dir.path().join("collect.env");
-    std::fs::write(&env_file, &env_text).unwrap();
-    let unit = dir.path().join("kfdo-collect.service");
-    std::fs::write(
-        &unit,
-        unit_text
-            .replace("/usr/local/bin/kfdo", env!("CARGO_BIN_EXE_kfdo"))
-            .replace("/etc/kfdo/collect.env", env_file.to_str().unwrap()),
-    )
-    .unwrap();
-    let verify = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&unit)
-        .output()
-        .unwrap();
-    assert!(
-        verify.status.success() && verify.stderr.is_empty(),
-        "systemd-analyze verify: {}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
-    // ExecStart, continuation lines joined, ${VAR}s from the environment file.
-    let joined = unit_text.replace("\\\n", " ");
-    let exec = joined
-        .lines()
-        .find_map(|l| l.strip_prefix("ExecStart="))
-        .expect("the unit has an ExecStart");
-    let mut words: Vec<String> = exec
-        .split_whitespace()
-        .map(|w| {
-            env.iter().fold(w.to_string(), |w, (k, v)| {
-                w.replace(&format!("${{{k}}}"), v)
-            })
-        })
-        .collect();
-    assert!(words.iter().all(|w| !w.contains("${")), "{words:?}");
-    assert_eq!(words[0], "/usr/local/bin/kfdo");
-    let spool_at = words.iter().position(|w| w == "--spool").unwrap() + 1;
-    let spool = dir.path().join("spool");
-    words[spool_at] = spool.display().to_string();
-    let out = kfdo()
-        .args(&words[1..])
-        .args(["--windows", "0", "--drain-timeout", "1s"])
-        .envs(env.iter().filter(|(k, _)| k.starts_with("AWS_")).cloned())
-        .output()
-        .unwrap();
-    ok(out, "the unit's kfdo collect command");
-    let s = status(&spool);
-    assert_eq!(s["upload"], "s3://my-bucket/fleet/raw/", "{s}");
-    assert_eq!(s["host_class"], "web");
-    assert_eq!(s["state"], "stopped");
-    assert_eq!(s["cost"]["max_cpu_percent"].as_f64(), Some(2.0));
-}
-
-/// SIGKILL in the middle of a window: nothing half-written reaches `ready/`, perf goes
-/// with the collector, and the next start clears the leftovers and goes on with the next
-/// window number.
-#[test]
-fn a_killed_collector_loses_only_the_window_it_was_recording() {
-    if !(kfdo_testkit::require_tools(&["perf"])
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a)",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
-        ))
-    {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let log = dir.path().join("collect.log");
-    let mut child = kfdo()
-        .args(["collect", "run", "--spool"])
-        .arg(&spool)
-        .args([
-            "--host", "k", "--method", "ip", "--window", "20s", "--every", "30s",
-        ])
-        .args(["--max-cpu", "400"])
-        .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !status(&spool)["state"]
-        .as_str()
-        .is_some_and(|s| s.starts_with("recording"))
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "never started recording"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    // perf was told to end with its parent (a parent-death signal).
-    let perf_gone = (0..100).any(|_| {
-        std::thread::sleep(Duration::from_millis(100));
-        !perf_writes_into(&spool)
-    });
-    assert!(perf_gone, "perf outlived the collector");
-    assert_eq!(std::fs::read_dir(spool.join("ready")).unwrap().count(), 0);
-    let out = kfdo()
-        .args(["collect", "run", "--spool"])
-        .arg(&spool)
-        .args([
-            "--host", "k", "--method", "ip", "--window", "1s", "--every", "1s",
-        ])
-        .args(["--windows", "1", "--max-cpu", "400", "--min-samples", "1"])
-        .output()
-        .unwrap();
-    ok(out, "the collector started again");
-    let s = status(&spool);
-    assert_eq!(
-        num(&s, "next_seq"),
-        2,
-        "the killed window's number is not reused"
-    );
-    assert_eq!(num(&s, "windows.recorded"), 1);
-    let leftovers: Vec<_> = std::fs::read_dir(spool.join("work")).unwrap().collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-}
-
-/// Whether a perf process is writing into this spool.
-fn perf_writes_into(spool: &Path) -> bool {
-    let needle = spool.join("work").display().to_string();
-    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read(e.path().join("cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).contains(&needle))
-            .unwrap_or(false)
-    })
-}
-
-/// A collector whose first window cannot be recorded (here: a cgroup that does not
-/// exist) stops with perf's own words and a non-zero exit, instead of retrying forever
-/// in silence; nothing is spooled.
-#[test]
-fn a_collector_that_cannot_record_says_why_and_stops() {
-    if !kfdo_testkit::require_tools(&["perf"]) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let spool = dir.path().join("spool");
-    let out = kfdo()
-        .args(["collect", "run", "--spool"])
-        .arg(&spool)
-        .args([
-            "--host",
-            "c",
-            "--method",
-            "ip",
-            "--cgroup",
-            "kfdo-no-such-cgroup",
-        ])
-        .args(["--window", "1s", "--every", "1s", "--windows", "2"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
-    assert!(
-        err.contains("--cgroup=kfdo-no-such-cgroup") && err.contains("kfdo-no-such-cgroup"),
-        "{err}"
-    );
-    let s = status(&spool);
-    assert_eq!(
-        s["state"], "stopped: the first window could not be recorded",
-        "{s}"
-    );
-    assert_eq!(num(&s, "windows.failed"), 1);
-    assert_eq!(std::fs::read_dir(spool.join("ready")).unwrap().count(), 0);
 }

@@ -12,6 +12,7 @@ mod common;
 
 mod cli_conventions;
 mod closed_pipe;
+mod collect_cli;
 mod compare_cli;
 mod compare_emulated;
 mod compare_sqlite;

@@ -2,6 +2,7 @@
 //! with clang-19, running kfdo and the reference tools, comparing profiles.
 #![allow(dead_code)]
 
+pub mod collect;
 pub mod kernel;
 
 use kfdo_afdo::{FunctionSamples, Profile};
