@@ -32,7 +32,9 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           openjdk-17-jre-headless python3-venv
           # The fleet loop's object store: scripts/seaweedfs.sh makes its buckets and the
           # fleet_loop test reads it with curl's SigV4 (an S3 client apart from kfdo's).
-          curl)
+          curl
+          # systemd-analyze: the test of the shipped kfdo-collect.service unit.
+          systemd)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
