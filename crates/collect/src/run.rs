@@ -61,6 +61,14 @@ pub fn run(
     say: &mut dyn FnMut(&str),
 ) -> Result<Finished, CollectError> {
     cfg.check()?;
+    // The store's settings before the spool is touched: a bad setting leaves nothing behind.
+    let store = match &cfg.upload {
+        Some(u) => Some(
+            Store::from_env(&u.bucket)?
+                .with_timeout(Duration::from_secs(5), Duration::from_secs(120)),
+        ),
+        None => None,
+    };
     std::fs::create_dir_all(&cfg.spool)
         .map_err(|e| CollectError::io(&cfg.spool, "cannot create the spool", e))?;
     let _lock = SpoolLock::take(&cfg.spool)?;
@@ -86,13 +94,6 @@ pub fn run(
     st.state = "starting".into();
     st.cost = Default::default();
     st.cost.max_cpu_percent = cfg.max_cpu_percent;
-    let store = match &cfg.upload {
-        Some(u) => Some(
-            Store::from_env(&u.bucket)?
-                .with_timeout(Duration::from_secs(5), Duration::from_secs(120)),
-        ),
-        None => None,
-    };
     let mut c = Collector {
         cfg,
         caps,
