@@ -3,6 +3,8 @@
 //! conversion as `kfdo profile --raw-out`.
 //!
 //! Which binaries: the recording's build-id table (perf lists every file with samples).
+//! Copies of one binary (one build-id at several paths) are one binary: its file is
+//! named by the build-id, and the samples of every copy are placed in it.
 //! A binary is counted first (its samples in this window, a cheap pass over the mapping
 //! records); only those with `--min-samples` or more are converted, since converting
 //! decodes the binary's code. A binary whose file is gone or was replaced (its build-id
@@ -72,30 +74,14 @@ pub fn aggregate(
             out.samples += 1;
         }
     }
-    let mut seen: Vec<(String, String)> = Vec::new();
-    let entries: Vec<(String, String)> = pd
+    let table: Vec<(String, String)> = pd
         .build_ids()
         .iter()
         .map(|e| (e.filename.clone(), e.build_id_hex()))
         .collect();
     drop(pd);
-    for (binary, build_id) in entries {
-        if seen.iter().any(|(b, i)| *b == binary && *i == build_id) {
-            continue;
-        }
-        seen.push((binary.clone(), build_id.clone()));
+    for (binary, build_id) in by_build_id(cfg, &table) {
         let kernel = binary == KERNEL;
-        if !kernel && binary.starts_with('[') {
-            continue; // [vdso], [vsyscall]: no file to read
-        }
-        if !cfg.programs.is_empty()
-            && !cfg
-                .programs
-                .iter()
-                .any(|p| *p == binary || p == file_name(&binary))
-        {
-            continue;
-        }
         let skip = |why: String, samples: u64| Skipped {
             binary: binary.clone(),
             build_id: build_id.clone(),
@@ -199,6 +185,32 @@ pub fn aggregate(
     Ok(out)
 }
 
+/// The binaries to consider, one per build-id: the samples of every path with a build-id
+/// are placed by that build-id, so copies of one binary at several paths (or a path
+/// listed twice) make one file, named after the first path. Pseudo-files without code
+/// to read (`[vdso]`) and, with `--program`, binaries of other names are left out.
+fn by_build_id(cfg: &CollectConfig, table: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (binary, build_id) in table {
+        if binary != KERNEL && binary.starts_with('[') {
+            continue;
+        }
+        if !cfg.programs.is_empty()
+            && !cfg
+                .programs
+                .iter()
+                .any(|p| p == binary || p == file_name(binary))
+        {
+            continue;
+        }
+        if out.iter().any(|(_, id)| id == build_id) {
+            continue;
+        }
+        out.push((binary.clone(), build_id.clone()));
+    }
+    out
+}
+
 fn is_kernel_module(path: &str) -> bool {
     [".ko", ".ko.xz", ".ko.zst", ".ko.gz"]
         .iter()
@@ -245,6 +257,31 @@ fn find_vmlinux(cfg: &CollectConfig, build_id: &str) -> Result<PathBuf, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(binary: &str, id: &str) -> (String, String) {
+        (binary.to_string(), id.to_string())
+    }
+
+    #[test]
+    fn copies_of_one_binary_make_one_entry_named_after_the_first_path() {
+        let mut cfg = CollectConfig::new("/s", "h");
+        cfg.programs = vec!["lz".into()];
+        let table = [
+            entry("/a/lz", "aa"),
+            entry("[vdso]", "vv"),
+            entry("/b/lz", "aa"),
+            entry("/a/lz", "aa"),
+            entry("/c/lz", "cc"),
+            entry("/usr/bin/sh", "ss"),
+        ];
+        assert_eq!(
+            by_build_id(&cfg, &table),
+            vec![entry("/a/lz", "aa"), entry("/c/lz", "cc")]
+        );
+        cfg.programs.clear();
+        let all = by_build_id(&cfg, &table);
+        assert_eq!(all.len(), 3, "{all:?}");
+    }
 
     #[test]
     fn modules_are_told_apart() {

@@ -1,5 +1,6 @@
-//! `kfdo collect` on its own, without a store: the spool's size cap, a collector killed
-//! mid-window, one that cannot record, and the shipped systemd unit. The loop with a
+//! `kfdo collect` on its own, without a store: the spool's size cap, copies of one
+//! binary, a collector killed mid-window, one that cannot record, and the shipped
+//! systemd unit. The loop with a
 //! store and both mergers is `fleet_loop`.
 
 use crate::common;
@@ -8,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::collect::{events, num, perf_can_record_the_machine, status, Workload};
+use common::collect::{events, num, own_build_id, perf_can_record_the_machine, status, Workload};
 use common::{build, kfdo, ok, repo_root, run_ok};
 
 #[test]
@@ -28,7 +29,11 @@ fn a_full_spool_drops_its_oldest_files_first() {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fleet_loop_full");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
-    let lz = build("lz.c", &root, &["-DKFDO_FLEET_LOOP_TEST=2"]);
+    let lz = build(
+        "lz.c",
+        &root,
+        &own_build_id("-DKFDO_TEST_BINARY=collect_full"),
+    );
     let spool = root.join("spool");
     let _work = Workload::start(&lz, "1000000");
     run_ok(
@@ -59,6 +64,74 @@ fn a_full_spool_drops_its_oldest_files_first() {
         String::from_utf8(run_ok(kfdo().args(["collect", "status", "--spool"]).arg(&spool)).stdout)
             .unwrap();
     assert!(text.contains("spool full"), "{text}");
+}
+
+/// Two copies of one binary (one build-id, two paths) running in the same window: the
+/// window's file is named by the build-id, so the copies make one file, not two
+/// writers of one name (which stopped the collector).
+#[test]
+fn copies_of_one_binary_at_two_paths_make_one_file_per_window() {
+    let Some(_one_at_a_time) = common::heavy_test("kfdo collect with two copies of lz") else {
+        return;
+    };
+    if !(kfdo_testkit::require_tools(&["clang-19", "perf"])
+        && kfdo_testkit::require(
+            perf_can_record_the_machine(),
+            "perf cannot record the whole machine (perf record -a)",
+            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
+        ))
+    {
+        return;
+    }
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collect_copies");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let lz = build(
+        "lz.c",
+        &root,
+        &own_build_id("-DKFDO_TEST_BINARY=collect_copies"),
+    );
+    let copies: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|d| {
+            let dir = root.join(d);
+            std::fs::create_dir_all(&dir).unwrap();
+            let copy = dir.join("lz");
+            std::fs::copy(&lz, &copy).unwrap();
+            copy
+        })
+        .collect();
+    let spool = root.join("spool");
+    let _a = Workload::start(&copies[0], "1000000");
+    let _b = Workload::start(&copies[1], "1000000");
+    run_ok(
+        kfdo()
+            .args(["collect", "run", "--spool"])
+            .arg(&spool)
+            .args(["--host", "twins", "--program", "lz", "--method", "ip"])
+            .args(["--window", "1s", "--every", "1s", "--windows", "3"])
+            .args(["--max-cpu", "400"]),
+    );
+    let s = status(&spool);
+    let id = common::build_id_hex(&lz);
+    let kept: Vec<String> = std::fs::read_dir(spool.join("ready"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!kept.is_empty(), "{}", events(&s));
+    assert!(
+        kept.iter().all(|k| k.contains(&id)),
+        "{kept:?} (lz is {id})"
+    );
+    let mut windows: Vec<&str> = kept.iter().map(|k| &k[..8]).collect();
+    windows.dedup();
+    assert_eq!(
+        windows.len(),
+        kept.len(),
+        "two files of one window: {kept:?}"
+    );
+    assert_eq!(num(&s, "files.spooled"), kept.len() as u64);
+    assert_eq!(num(&s, "windows.failed"), 0, "{}", events(&s));
 }
 
 /// The shipped systemd unit: systemd accepts it, and its command line, with the example

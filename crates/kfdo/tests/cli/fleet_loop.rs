@@ -20,10 +20,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::collect::{events, num, perf_can_record_the_machine, status, Workload};
+use common::collect::{events, num, own_build_id, perf_can_record_the_machine, status, Workload};
 use common::{build, kfdo, ok, repo_root, run_ok};
 
 const BUCKET: &str = "kfdo";
+const OWN_BUILD_ID: &str = "-DKFDO_TEST_BINARY=fleet_loop";
 const HOST_CAP: &str = "2500";
 
 /// A SeaweedFS server of this test, stopped when dropped.
@@ -216,8 +217,8 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fleet_loop");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
-    // A build-id of this test's own (the define), so that other tests' lz never counts.
-    let lz = build("lz.c", &root, &["-DKFDO_FLEET_LOOP_TEST=1"]);
+    // A build-id of this test's own, so that other tests' lz never counts.
+    let lz = build("lz.c", &root, &own_build_id(OWN_BUILD_ID));
     let build_id = common::build_id_hex(&lz);
     let port = free_port_block();
     let upload = format!("s3://{BUCKET}/fleet/");
@@ -464,7 +465,7 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     run_ok(
         Command::new("clang-19")
             .args(common::CFLAGS)
-            .arg("-DKFDO_FLEET_LOOP_TEST=1")
+            .args(own_build_id(OWN_BUILD_ID))
             .arg(format!("-fprofile-sample-use={}", afdo.display()))
             .arg("-o")
             .arg(&fdo)

@@ -1,5 +1,5 @@
-//! Helpers of the tests that run `kfdo collect`: a workload to sample, the status
-//! file read as JSON, and whether perf may record the whole machine here.
+//! Helpers of the tests that run `kfdo collect`: a workload to sample and a build-id
+//! of its own, the status file read as JSON, and whether perf may record the whole machine here.
 
 use std::path::Path;
 use std::process::Command;
@@ -39,6 +39,14 @@ impl Drop for Workload {
             let _ = t.join();
         }
     }
+}
+
+/// Flags that give a test's build of a program a build-id of its own, with `define`
+/// (`-DNAME=VALUE`, used by no code): recorded in the debug info, it changes the bytes.
+/// Without it every test's lz is the same binary, and a collector, which records the
+/// whole machine, takes another test's lz running at the same time for its own.
+pub fn own_build_id(define: &'static str) -> [&'static str; 2] {
+    ["-grecord-command-line", define]
 }
 
 pub fn status(spool: &Path) -> serde_json::Value {
