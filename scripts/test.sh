@@ -97,11 +97,27 @@ print_skips() {
   fi
 }
 
+# Each failed test's own message, without the backtrace frames, last: a log cut to its
+# head and tail (a CI page) still shows why a test failed, not only that it did.
+print_failures() {
+  grep -q '^---- .* stdout ----$' "$log" || return 0
+  echo
+  echo "== why each failed test failed (backtraces are in $log)"
+  awk '
+    /^---- .* stdout ----$/ { on = 1; n = 0; print; next }
+    on && (/^failures:$/ || /^---- /) { on = 0 }
+    on && (/^ +[0-9]+: / || /^ +at / || /^stack backtrace:/ || /^note: Some details/) { next }
+    on && n < 40 { print "  " $0; n++ }
+    on && n == 40 { print "  [...]"; n++ }
+  ' "$log"
+}
+
 summary() {
   local status=$?
   print_times
   print_skips
   if [ "$status" -ne 0 ]; then
+    print_failures
     echo
     echo "test.sh: FAILED (exit $status); cargo's output is in $log"
   fi

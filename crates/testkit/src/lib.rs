@@ -270,11 +270,12 @@ fn success(out: &Output, what: &str) -> Result<(), String> {
     if out.status.success() {
         return Ok(());
     }
+    // stderr first: the error is there, and a reader of a cut log sees the start.
     Err(format!(
-        "{what} failed ({}):\n{}\n{}",
+        "{what} failed ({}):\n--- stderr:\n{}\n--- stdout:\n{}",
         out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     ))
 }
 
