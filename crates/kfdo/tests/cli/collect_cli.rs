@@ -5,35 +5,32 @@
 
 use crate::common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::collect::{events, num, own_build_id, perf_can_record_the_machine, status, Workload};
+use common::collect::{can_sample_the_machine, events, num, own_build_id, status, Workload};
 use common::{build, kfdo, ok, repo_root, run_ok};
+
+/// An emptied folder `name` of the test target's and, in it, lz with a build-id of its
+/// own (`define`): other tests' lz may run while the collector records the machine.
+fn lz_of_its_own(name: &str, define: &'static str) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let lz = build("lz.c", &root, &own_build_id(define));
+    (root, lz)
+}
 
 #[test]
 fn a_full_spool_drops_its_oldest_files_first() {
     let Some(_one_at_a_time) = common::heavy_test("kfdo collect with a small spool") else {
         return;
     };
-    if !(kfdo_testkit::require_tools(&["clang-19", "perf"])
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a)",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
-        ))
-    {
+    if !can_sample_the_machine(&["clang-19", "perf"]) {
         return;
     }
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fleet_loop_full");
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let lz = build(
-        "lz.c",
-        &root,
-        &own_build_id("-DKFDO_TEST_BINARY=collect_full"),
-    );
+    let (root, lz) = lz_of_its_own("collect_full", "-DKFDO_TEST_BINARY=collect_full");
     let spool = root.join("spool");
     let _work = Workload::start(&lz, "1000000");
     run_ok(
@@ -74,23 +71,10 @@ fn copies_of_one_binary_at_two_paths_make_one_file_per_window() {
     let Some(_one_at_a_time) = common::heavy_test("kfdo collect with two copies of lz") else {
         return;
     };
-    if !(kfdo_testkit::require_tools(&["clang-19", "perf"])
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a)",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
-        ))
-    {
+    if !can_sample_the_machine(&["clang-19", "perf"]) {
         return;
     }
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("collect_copies");
-    let _ = std::fs::remove_dir_all(&root);
-    std::fs::create_dir_all(&root).unwrap();
-    let lz = build(
-        "lz.c",
-        &root,
-        &own_build_id("-DKFDO_TEST_BINARY=collect_copies"),
-    );
+    let (root, lz) = lz_of_its_own("collect_copies", "-DKFDO_TEST_BINARY=collect_copies");
     let copies: Vec<_> = ["a", "b"]
         .iter()
         .map(|d| {
@@ -214,13 +198,7 @@ fn the_shipped_systemd_unit_runs_a_valid_collect_command() {
 /// window number.
 #[test]
 fn a_killed_collector_loses_only_the_window_it_was_recording() {
-    if !(kfdo_testkit::require_tools(&["perf"])
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a)",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
-        ))
-    {
+    if !can_sample_the_machine(&["perf"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::collect::{events, num, own_build_id, perf_can_record_the_machine, status, Workload};
+use common::collect::{can_sample_the_machine, events, num, own_build_id, status, Workload};
 use common::{build, kfdo, ok, repo_root, run_ok};
 
 const BUCKET: &str = "kfdo";
@@ -198,17 +198,11 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
         return;
     };
     let python = crate::fleet_spark::spark_python();
-    let tools = kfdo_testkit::require_tools(&["clang-19", "perf", "java", "curl"])
+    let tools = can_sample_the_machine(&["clang-19", "perf", "java", "curl"])
         && kfdo_testkit::require(
             python.is_some(),
             "no pyspark venv at ~/.cache/kfdo/pyspark-venv",
             "bash scripts/install-pyspark.sh",
-        )
-        && kfdo_testkit::require(
-            perf_can_record_the_machine(),
-            "perf cannot record the whole machine (perf record -a): the collector needs root \
-             or kernel.perf_event_paranoid <= 0",
-            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
         );
     if !tools {
         return;

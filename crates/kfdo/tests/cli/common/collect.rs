@@ -73,7 +73,18 @@ pub fn events(v: &serde_json::Value) -> String {
         .unwrap_or_default()
 }
 
-pub fn perf_can_record_the_machine() -> bool {
+/// Are `tools` and a perf that may record the whole machine here? (Says why not, as
+/// [`kfdo_testkit::require`] does, when not.)
+pub fn can_sample_the_machine(tools: &[&str]) -> bool {
+    kfdo_testkit::require_tools(tools)
+        && kfdo_testkit::require(
+            perf_can_record_the_machine(),
+            "perf cannot record the whole machine (perf record -a)",
+            "run the tests as root, or sysctl kernel.perf_event_paranoid=0",
+        )
+}
+
+fn perf_can_record_the_machine() -> bool {
     let dir = tempfile::tempdir().unwrap();
     Command::new("perf")
         .args(["record", "-e", "cpu-clock", "-a", "-N", "-o"])
