@@ -69,6 +69,13 @@ pub fn run(
         ),
         None => None,
     };
+    if cfg.spool.exists() && !cfg.spool.is_dir() {
+        return Err(CollectError::Config(format!(
+            "--spool {}: is a file, not a folder; give --spool a folder of its own \
+             (it is made if missing)",
+            cfg.spool.display()
+        )));
+    }
     std::fs::create_dir_all(&cfg.spool)
         .map_err(|e| CollectError::io(&cfg.spool, "cannot create the spool", e))?;
     let _lock = SpoolLock::take(&cfg.spool)?;

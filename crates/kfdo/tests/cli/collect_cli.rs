@@ -304,3 +304,27 @@ fn a_collector_that_cannot_record_says_why_and_stops() {
     assert_eq!(num(&s, "windows.failed"), 1);
     assert_eq!(std::fs::read_dir(spool.join("ready")).unwrap().count(), 0);
 }
+
+/// A `--spool` that is a file is refused with the fix, and the file is left as it was.
+#[test]
+fn a_spool_that_is_a_file_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, b"mine\n").unwrap();
+    let out = kfdo()
+        .args(["collect", "run", "--spool"])
+        .arg(&file)
+        .args(["--host", "h", "--method", "ip", "--windows", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "--spool {}: is a file, not a folder",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine\n");
+}
