@@ -125,5 +125,6 @@ summary() {
 trap summary EXIT
 
 # Cargo's own lines (each binary's "test result: ok. N passed; M failed ...") stay in
-# the log as they were; a copy goes to $log for the table.
-cargo test --release --workspace "$@" 2>&1 | tee "$log"
+# the log as they were; a copy goes to $log for the table. --no-fail-fast: a failing test
+# binary does not stop the ones after it, so one run reports every failure.
+cargo test --release --workspace --no-fail-fast "$@" 2>&1 | tee "$log"

@@ -147,7 +147,29 @@ impl Plan {
             cmd.current_dir(d);
         }
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        default_interrupt_signals(&mut cmd);
         Ok(cmd)
+    }
+}
+
+/// Starts the command with SIGINT and SIGQUIT at their default, as a shell does for a
+/// foreground job: a background job of a non-interactive shell (`nohup kfdo ... &`, a CI
+/// runner) inherits them ignored, and a command that ignores them would neither die of
+/// Ctrl-C nor report an interruption the runner can tell apart.
+fn default_interrupt_signals(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: `pre_exec`'s contract: the closure runs in the forked child before exec and
+    // may only make async-signal-safe calls; signal(2) with SIG_DFL is one, installs no
+    // handler of ours, and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            for s in [libc::SIGINT, libc::SIGQUIT] {
+                if libc::signal(s, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
     }
 }
 
@@ -687,6 +709,10 @@ mod tests {
 
     #[test]
     fn child_killed_by_sigint_is_an_interruption() {
+        // As a background job of a non-interactive shell runs: SIGINT ignored on entry,
+        // which the children would inherit unless the runner resets it.
+        // SAFETY: SIG_IGN installs no handler; no test of this binary relies on SIGINT.
+        unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
         let vs = [v("a", "kill -INT $$")];
         let end = run(
             &vs,
