@@ -71,7 +71,7 @@ pub fn refuse_output_inside_input_dirs(
 }
 
 /// Whether `a` and `b` name one existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return false;
     };

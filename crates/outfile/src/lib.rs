@@ -16,10 +16,13 @@
 //! 1. `atomic`: [`OutputError`] and the writer ([`AtomicOutput`], [`write`]).
 //! 2. `inputs` (no output over an input: [`refuse_overwriting_inputs`]) and `writable`
 //!    (an output that can be written at all: [`check_writable`]).
+//! 3. `commands` (no output over a file that a command kfdo runs names:
+//!    [`refuse_overwriting_command_files`]).
 //!
 //! [`check_outputs`], the check every command runs before its work, uses both.
 
 mod atomic;
+mod commands;
 mod inputs;
 mod writable;
 
@@ -27,6 +30,9 @@ use std::path::Path;
 
 pub use atomic::{
     create_error, parent_dir, temp_in, write, write_readable, AtomicOutput, OutputError,
+};
+pub use commands::{
+    files_named_by, program_path, refuse_overwriting_command_files, CommandLine, NamedFile,
 };
 pub use inputs::{refuse_output_inside_input_dirs, refuse_overwriting_inputs, Out};
 pub use writable::check_writable;
@@ -56,7 +62,7 @@ mod layering {
 
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["atomic"], &["inputs", "writable"]];
+        let layers: &[&[&str]] = &[&["atomic"], &["inputs", "writable"], &["commands"]];
         assert_layers(&src(), layers, &[]);
     }
 }

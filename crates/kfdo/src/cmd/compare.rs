@@ -62,12 +62,12 @@ pub struct Args {
     /// Adaptive: run until the 95 % interval of every ratio to the baseline is within ±PCT percent.
     #[arg(long, value_name = "PCT")]
     ci_target: Option<f64>,
-    /// Upper bound on timed runs per command with --ci-target.
-    #[arg(long, value_name = "N", default_value_t = 30)]
-    max_runs: usize,
-    /// Lower bound on timed runs per command with --ci-target.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    min_runs: usize,
+    /// Upper bound on timed runs per command with --ci-target [default: 30].
+    #[arg(long, value_name = "N")]
+    max_runs: Option<usize>,
+    /// Lower bound on timed runs per command with --ci-target [default: 5].
+    #[arg(long, value_name = "N")]
+    min_runs: Option<usize>,
     /// Untimed runs of each command first (fills caches, wakes the CPU up).
     #[arg(long, short = 'w', value_name = "N", default_value_t = 1)]
     warmup: usize,
@@ -179,11 +179,36 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         kfdo_outfile::refuse_overwriting_inputs(&out, &[&args.store])?;
         kfdo_outfile::check_writable("--json-out", file)?;
     }
-    match mode(&args)? {
+    let mode = mode(&args)?;
+    refuse_writing_over_command_files(&args, &mode, json.user_file())?;
+    match mode {
         Mode::Commands => run_commands(args, &json, g),
         Mode::RecordTag { tag, command } => record_tag(&args, tag, command, &json, g),
         Mode::CompareTags { baseline, tag } => compare_tags(&args, baseline, tag, &json, g),
     }
+}
+
+/// Neither the verdict nor the store may land on a file the compared commands run or
+/// name (`--json-out prog './prog 1000'` would replace the benchmarked program).
+fn refuse_writing_over_command_files(
+    args: &Args,
+    mode: &Mode,
+    json: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use kfdo_outfile::{CommandLine, Out};
+    let commands: Vec<(CommandLine, Option<&std::path::Path>)> = match mode {
+        Mode::Commands => args
+            .commands
+            .iter()
+            .map(|c| (CommandLine::Shell(c), None))
+            .collect(),
+        Mode::RecordTag { command, .. } => vec![(CommandLine::Shell(command), None)],
+        Mode::CompareTags { .. } => return Ok(()),
+    };
+    let mut outputs = vec![Out::new("--store", &args.store)];
+    outputs.extend(json.map(|f| Out::new("--json-out", f)));
+    kfdo_outfile::refuse_overwriting_command_files(&outputs, &commands)?;
+    Ok(())
 }
 
 fn compare_tags(

@@ -6,7 +6,7 @@ use crate::output::Global;
 use anyhow::bail;
 use kfdo_record::hardware::Method;
 use kfdo_record::{KernelBoot, RecordRequest, Recorded, StdStream, SystemScope, Target};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -234,7 +234,30 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
             }
         }
     }
+    if let Some(why) = command_failure(&recorded) {
+        // Loud even with --quiet: a profile of a run that failed part-way may not be the
+        // workload at all, and the exit status alone is easy to miss in a script.
+        eprintln!(
+            "kfdo record: the recorded command {why}; {} holds its run up to then: check \
+             the command (a profile of a failed run may not represent the workload); kfdo \
+             record exits with the command's status",
+            a.output.display()
+        );
+    }
     Ok(recorded.exit_code())
+}
+
+/// How the recorded command failed, when it did.
+fn command_failure(recorded: &Recorded) -> Option<String> {
+    if let Recorded::Emulated(o) = recorded {
+        if let Some(sig) = o.signal {
+            return Some(format!("was killed by signal {sig}"));
+        }
+    }
+    match recorded.exit_code() {
+        0 => None,
+        code => Some(format!("exited with status {code}")),
+    }
 }
 
 /// The `kfdo profile` line for this recording: the program it ran (the vmlinux and
@@ -244,7 +267,7 @@ fn next_step(a: &Args, recorded: &Recorded) -> String {
     let program = || {
         a.command
             .first()
-            .map(|w| program_path(w).unwrap_or_else(|| PathBuf::from(w)))
+            .map(|w| kfdo_outfile::program_path(w, None).unwrap_or_else(|| PathBuf::from(w)))
     };
     let placeholder = || PathBuf::from("BIN");
     let vmlinux = || {
@@ -298,11 +321,10 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
     if !a.module.is_empty() {
         outputs.push(Out::new("-o", &console));
     }
-    let program = a.command.first().and_then(|p| program_path(p));
-    let words: Vec<PathBuf> = a.command.iter().map(PathBuf::from).collect();
-    let inputs: Vec<&Path> = program
+    let named = kfdo_outfile::files_named_by(kfdo_outfile::CommandLine::Argv(&a.command), None);
+    let inputs: Vec<&Path> = named
         .iter()
-        .chain(&words)
+        .map(|f| &f.path)
         .chain(&a.kernel)
         .chain(&a.initrd)
         .chain(&a.vmlinux)
@@ -313,18 +335,6 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
         .collect();
     kfdo_outfile::check_outputs(&outputs, &inputs)?;
     Ok(())
-}
-
-/// The file a command word runs: itself when it names a path, else the first match on
-/// PATH, as the shell finds it.
-fn program_path(word: &OsStr) -> Option<PathBuf> {
-    if word.as_encoded_bytes().contains(&b'/') {
-        return Some(PathBuf::from(word));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(word))
-        .find(|p| p.is_file())
 }
 
 /// This process's stderr as a file, for the program's stdout under --json.
