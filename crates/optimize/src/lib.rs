@@ -18,7 +18,7 @@
 //! modules before it, and the two pipelines never use each other.
 //! 0. `vocabulary`: `variant`, `compiler` (what both pipelines build, and with what)
 //! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
-//!    `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
+//!    `output_dir`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
 //! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
 //!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
@@ -89,6 +89,7 @@ mod layering {
             "progress",
             "scripts",
             "recipe_file",
+            "output_dir",
             "gcc_note",
             "agree",
             "engine",

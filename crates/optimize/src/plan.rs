@@ -12,6 +12,7 @@ use kfdo_toolchain::Llvm;
 
 use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
 use crate::program::{compiler, target::Target, Options, Recipe};
+use crate::steps::output_dir;
 use crate::steps::recipe_file::read_text;
 use crate::vocabulary::Variant;
 
@@ -89,7 +90,9 @@ impl Plan {
             anyhow::bail!("--boots: need at least 2 boots per variant for a statistic");
         }
         let text = read_text(&recipe)?;
-        if KernelRecipe::is_kernel_recipe(&text) {
+        let kernel = KernelRecipe::is_kernel_recipe(&text);
+        refuse_unread(&o, kernel, &recipe)?;
+        if kernel {
             if let Some(l) = o.compare_llvm {
                 anyhow::bail!(
                     "--compare-llvm {}: compares program recipes' builds; for a kernel, run \
@@ -146,6 +149,76 @@ impl Plan {
             }
         }
     }
+}
+
+/// Refuses, by name and before any work, an option that no step of the recipe's
+/// pipeline reads: `--runs` on a kernel recipe or `--boots` on a program's would
+/// otherwise be ignored in silence, and the run would not be the one asked for.
+fn refuse_unread(o: &Overrides, kernel: bool, recipe: &Path) -> anyhow::Result<()> {
+    let (kind, unread): (&str, Vec<(&str, &str)>) = if kernel {
+        let mut unread = Vec::new();
+        if o.runs.is_some() {
+            unread.push(("--runs", "a kernel is judged in boots: --boots N"));
+        }
+        if o.method.is_some() {
+            unread.push((
+                "--method",
+                "a kernel's training run is recorded under emulation, in the guest",
+            ));
+        }
+        if o.counters != Choice::Auto {
+            unread.push((
+                "--counters",
+                "a kernel's counters are the emulated guest's own",
+            ));
+        }
+        for (given, option) in [
+            (o.cc.is_some(), "--cc"),
+            (o.cxx.is_some(), "--cxx"),
+            (o.profdata.is_some(), "--llvm-profdata"),
+        ] {
+            if given {
+                unread.push((
+                    option,
+                    "a kernel is built by kbuild with the recipe's compiler (--llvm N picks \
+                     the LLVM release)",
+                ));
+            }
+        }
+        ("a kernel", unread)
+    } else {
+        let mut unread = Vec::new();
+        if o.boots.is_some() {
+            unread.push(("--boots", "a program is judged in timed runs: --runs N"));
+        }
+        for (off, option) in [
+            (!o.packages, "--no-packages"),
+            (!o.uml, "--no-uml"),
+            (!o.kvm, "--no-kvm"),
+        ] {
+            if off {
+                unread.push((option, "it applies to kernel recipes"));
+            }
+        }
+        ("a program", unread)
+    };
+    let Some((option, instead)) = unread.first() else {
+        return Ok(());
+    };
+    let all: Vec<&str> = unread.iter().map(|(o, _)| *o).collect();
+    anyhow::bail!(
+        "{} {}: recipe {} is {kind} recipe, and no step of its run reads {} ({option}: \
+         {instead}); leave {} out",
+        all.join(", "),
+        if all.len() == 1 {
+            "does not apply"
+        } else {
+            "do not apply"
+        },
+        recipe.display(),
+        if all.len() == 1 { "it" } else { "them" },
+        if all.len() == 1 { "it" } else { "them" },
+    )
 }
 
 /// Refuses a `--compare-llvm` that has nothing to compare, before anything is made.
@@ -232,7 +305,7 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
     if let Some(src) = &recipe.source.path {
         refuse_output_inside(&out_named, &recipe.dir.join(src), path)?;
     }
-    let out = output_dir(&out_named)?;
+    let out = output_dir::claim(&out_named, path)?;
     Ok(Options {
         recipe,
         variants,
@@ -264,10 +337,11 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
     let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
     let recipe_has_uml = recipe.uml.is_some();
-    let out = output_dir(
+    let out = output_dir::claim(
         &o.output
             .clone()
             .unwrap_or_else(|| default_output(&recipe.name)),
+        &recipe.path,
     )?;
     Ok(KernelOptions {
         recipe,
@@ -289,13 +363,6 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
 /// Where the results go without `-o`: `kfdo-optimize/NAME` in the current directory.
 fn default_output(recipe_name: &str) -> PathBuf {
     PathBuf::from("kfdo-optimize").join(recipe_name)
-}
-
-/// The output directory, created, and made absolute.
-fn output_dir(out: &Path) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create the output directory {}", out.display()))?;
-    Ok(std::fs::canonicalize(out)?)
 }
 
 /// Refuses an output directory inside the recipe's source tree: every build copies

@@ -3,7 +3,8 @@
 //! (`progress`), the engine that runs a step unless the cache holds it (`engine`), a
 //! step that writes one file (`profile`), the steps and notes both pipelines take
 //! (`llvm_profgen`, `agree`, `gcc_note`), recipe-file parsing (`recipe_file`), the
-//! bundled scripts (`scripts`) and what an interrupted run stops and says
+//! output directory kfdo claims as its own (`output_dir`), the bundled scripts (`scripts`)
+//! and what an interrupted run stops and says
 //! (`interrupt`). Nothing here knows programs or kernels.
 
 pub mod agree;
@@ -13,6 +14,7 @@ pub mod exec;
 pub mod gcc_note;
 pub mod interrupt;
 pub mod llvm_profgen;
+pub mod output_dir;
 pub mod profile;
 pub mod progress;
 pub mod recipe_file;
