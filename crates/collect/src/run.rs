@@ -76,6 +76,7 @@ pub fn run(
             cfg.spool.display()
         )));
     }
+    crate::spool::refuse_foreign(&cfg.spool, &cfg.programs)?;
     std::fs::create_dir_all(&cfg.spool)
         .map_err(|e| CollectError::io(&cfg.spool, "cannot create the spool", e))?;
     let _lock = SpoolLock::take(&cfg.spool)?;

@@ -29,6 +29,50 @@ pub struct Added {
     pub dropped: Vec<String>,
 }
 
+/// Refuses a folder that is not a spool and holds anything: opening a spool empties its
+/// `work/` and drops old files from `ready/`, so a folder of the user's (say, their home,
+/// with a `work/` of their own) is never taken for one. A spool is known by its lock or
+/// its status file, which every collector writes first.
+pub fn refuse_foreign(dir: &Path, programs: &[String]) -> Result<(), CollectError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if !names.is_empty() && !names.iter().any(|n| n == "lock" || n == "status.json") {
+        return Err(CollectError::Config(format!(
+            "--spool {}: holds {} ({}{}) and is not a kfdo collect spool (no lock or \
+             status.json): a collector empties its spool's work/ and drops old files, so it \
+             takes a new or empty folder, or an earlier collector's spool; give --spool a \
+             folder of its own",
+            dir.display(),
+            match names.len() {
+                1 => "an entry".to_string(),
+                n => format!("{n} entries"),
+            },
+            names.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            if names.len() > 5 { ", ..." } else { "" }
+        )));
+    }
+    // A sampled binary inside the spool would be in the way of the files the spool holds.
+    let spool = std::fs::canonicalize(dir).ok();
+    for p in programs.iter().filter(|p| p.contains('/')) {
+        if let (Some(s), Ok(p_abs)) = (&spool, std::fs::canonicalize(p)) {
+            if p_abs.starts_with(s) {
+                return Err(CollectError::Config(format!(
+                    "--program {p} lies inside --spool {}, whose files the collector \
+                     replaces and removes: keep the spool apart from the programs",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Spool {
     pub fn open(dir: &Path) -> Result<Spool, CollectError> {
         for sub in ["ready", "work", "bad"] {
@@ -131,6 +175,38 @@ impl Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_of_the_users_is_not_taken_for_a_spool() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("work")).unwrap();
+        std::fs::write(d.path().join("work/thesis.tex"), "mine").unwrap();
+        let e = refuse_foreign(d.path(), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("is not a kfdo collect spool") && e.contains("(work)"),
+            "{e}"
+        );
+        assert!(d.path().join("work/thesis.tex").exists());
+        // An empty folder, a new one and an earlier spool are taken.
+        refuse_foreign(&d.path().join("new"), &[]).unwrap();
+        let spool = tempfile::tempdir().unwrap();
+        refuse_foreign(spool.path(), &[]).unwrap();
+        Spool::open(spool.path()).unwrap();
+        std::fs::write(spool.path().join("status.json"), "{}").unwrap();
+        refuse_foreign(spool.path(), &[]).unwrap();
+    }
+
+    #[test]
+    fn a_program_inside_the_spool_is_refused() {
+        let spool = tempfile::tempdir().unwrap();
+        std::fs::write(spool.path().join("lock"), "").unwrap();
+        let prog = spool.path().join("prog");
+        std::fs::write(&prog, "").unwrap();
+        let e = refuse_foreign(spool.path(), &[prog.display().to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lies inside --spool"), "{e}");
+    }
 
     fn file(spool: &Spool, n: usize) -> PathBuf {
         let p = spool.work().join(format!("f{n}"));
