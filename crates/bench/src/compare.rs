@@ -152,8 +152,8 @@ impl StopRule {
     pub fn from_options(
         runs: Option<usize>,
         ci_target: Option<f64>,
-        min_runs: usize,
-        max_runs: usize,
+        min_runs: Option<usize>,
+        max_runs: Option<usize>,
     ) -> Result<StopRule, String> {
         match (runs, ci_target) {
             (_, Some(pct)) => {
@@ -162,17 +162,33 @@ impl StopRule {
                         "--ci-target {pct}: give a positive percentage, e.g. --ci-target 1"
                     ));
                 }
+                let max_runs = max_runs.unwrap_or(30);
                 if max_runs < 2 {
                     return Err(format!(
                         "--max-runs {max_runs}: need at least 2 runs for an interval"
                     ));
                 }
+                if let Some(min) = min_runs.filter(|&m| m > max_runs) {
+                    return Err(format!(
+                        "--min-runs {min} is more than --max-runs {max_runs}: raise --max-runs \
+                         or lower --min-runs"
+                    ));
+                }
                 Ok(StopRule::Adaptive {
                     target_pct: pct,
-                    min_runs: min_runs.clamp(2, max_runs),
+                    min_runs: min_runs.unwrap_or(5).clamp(2, max_runs),
                     max_runs,
                 })
             }
+            _ if min_runs.is_some() || max_runs.is_some() => Err(format!(
+                "{} bound(s) the adaptive run count, which --ci-target PCT asks for; without it \
+                 each command runs a fixed count: give --runs N instead, or add --ci-target",
+                match (min_runs, max_runs) {
+                    (Some(_), Some(_)) => "--min-runs and --max-runs",
+                    (Some(_), None) => "--min-runs",
+                    _ => "--max-runs",
+                }
+            )),
             (Some(0), None) => Err("--runs 0: need at least one timed run".into()),
             (Some(n), None) => Ok(StopRule::Fixed(n)),
             (None, None) => Ok(StopRule::Fixed(10)),
@@ -209,6 +225,13 @@ fn check(req: &CompareRequest) -> Result<(), CompareError> {
                 i + 1,
                 v.name
             )));
+        }
+        // The emulated counters run after every timed run: a command they cannot count
+        // is found out now, not after the runs. A template's program slot is counted
+        // wherever the template runs it, whatever the shell syntax around it.
+        if req.counters == crate::counters::Choice::Emulated && v.program.is_none() {
+            crate::counters::emulated::direct_command(&req.plan.shell.argv(&v.command))
+                .map_err(|why| CompareError::Request(format!("variant '{}': {why}", v.name)))?;
         }
     }
     Ok(())

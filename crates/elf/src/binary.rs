@@ -97,6 +97,13 @@ impl Binary {
             source,
         };
         let file = std::fs::File::open(path).map_err(io)?;
+        // A directory opens, and mapping it fails with ENODEV ("No such device"), which
+        // says nothing of the mistake.
+        if file.metadata().map_err(io)?.is_dir() {
+            return Err(ElfError::Directory {
+                path: path.to_owned(),
+            });
+        }
         // SAFETY: the map is read-only; like every mmap-based reader
         // (addr2line, perf, llvm) we assume the file is not truncated while we
         // hold it. kfdo never writes binaries it reads.

@@ -13,6 +13,9 @@ pub enum ElfError {
         source: std::io::Error,
     },
 
+    #[error("{path}: is a directory, not an ELF file: name the program or library itself (e.g. {path}/prog)", path = .path.display())]
+    Directory { path: PathBuf },
+
     #[error("{path}: not an ELF file (no \\x7fELF magic at offset 0): pass the program binary, not a script, archive or perf.data", path = .path.display())]
     NotElf { path: PathBuf },
 

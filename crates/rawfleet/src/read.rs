@@ -57,6 +57,9 @@ pub struct Summary {
 }
 
 fn damaged(path: &Path, e: impl std::fmt::Display) -> RawError {
+    if let Some(what) = other_kind(path) {
+        return RawError::bad(path, what);
+    }
     RawError::bad(
         path,
         format!(
@@ -64,6 +67,32 @@ fn damaged(path: &Path, e: impl std::fmt::Display) -> RawError {
              write) or not a kfdo raw file: copy or write it again"
         ),
     )
+}
+
+/// What a file that is not Parquet is, when its first bytes say so, and what to run on
+/// it instead: a recording or a binary given where a raw profile belongs is a mistake of
+/// order, not a damaged file.
+fn other_kind(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .ok()?;
+    if &head == b"PERFILE2" {
+        Some(
+            "is a perf.data recording, not a raw profile: make one from it with `kfdo \
+             profile --binary BIN --perf-data FILE --raw-out FILE.parquet`, then merge those"
+                .into(),
+        )
+    } else if head.starts_with(b"\x7fELF") {
+        Some(
+            "is an ELF binary, not a raw profile: raw profiles are made by `kfdo profile \
+             --raw-out` or `kfdo collect`"
+                .into(),
+        )
+    } else {
+        None
+    }
 }
 
 /// Opens `path` and checks its footer and schema.

@@ -73,8 +73,8 @@ pub struct Args {
     json: bool,
     /// Worker threads (default: one per core; the RAYON_NUM_THREADS environment variable
     /// sets the default).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -92,10 +92,10 @@ enum OutFormat {
 
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     check_outputs(&a)?;
-    if let Some(n) = a.threads.filter(|&n| n > 0) {
+    if let Some(n) = a.threads {
         // The global pool is built on first use, so nothing has started it yet.
         rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
+            .num_threads(usize::from(n))
             .build_global()
             .map_err(|e| anyhow::anyhow!("--threads {n}: {e}"))?;
     }
