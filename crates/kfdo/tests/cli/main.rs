@@ -46,4 +46,5 @@ mod record_kernel;
 mod report_chromium;
 mod sample_counts;
 mod show_bb_addr_map;
+mod trust_commands;
 mod trust_outputs;
