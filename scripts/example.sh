@@ -22,7 +22,13 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
   shift
 fi
 . scripts/lib/bootstrap.sh
-kfdo_bootstrap example.sh
+# Only what the example runs: the tests' packages (LLVM 22, GCC, kernel builds, Java and
+# Spark, the object store) are test.sh's to install.
+if [ "$RECIPE" = sqlite3 ]; then
+  kfdo_bootstrap example.sh --example
+else
+  kfdo_bootstrap example.sh
+fi
 cargo build --release -p kfdo
 KFDO=${CARGO_TARGET_DIR:-$PWD/target}/release/kfdo
 OUT=${KFDO_EXAMPLE_DIR:-$PWD/work-out/$RECIPE}

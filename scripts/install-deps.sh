@@ -1,10 +1,29 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kfdo and its tests need, only those missing.
 # Idempotent: a second run installs nothing and says so.
+#
+#   bash scripts/install-deps.sh            # everything the tests use (README's test command)
+#   bash scripts/install-deps.sh --example  # what the bundled example uses, no more
 set -euo pipefail
 
-PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 valgrind
-          pkg-config libclang-rt-19-dev chromium
+scope=all
+case "${1:-}" in
+  --example) scope=example ;;
+  "") ;;
+  *) echo "install-deps: unknown argument '$1' (use --example, or nothing for all)" >&2; exit 2 ;;
+esac
+
+# What `kfdo optimize recipes/sqlite3` runs: clang-19 and its tools (instrumented PGO's
+# runtime in libclang-rt), the emulated recording and counters (qemu-user; perf's file
+# format), Debian's source package (dpkg-source) and sqlite3's amalgamation (tclsh, make);
+# curl installs Rust where it is missing (and the fleet_loop test reads the object store
+# with curl's SigV4, an S3 client apart from kfdo's).
+EXAMPLE_PACKAGES=(clang-19 lld-19 llvm-19 linux-perf qemu-user libclang-rt-19-dev
+                  pkg-config dpkg-dev tcl make time curl)
+
+PACKAGES=("${EXAMPLE_PACKAGES[@]}" bolt-19 qemu-system-x86 valgrind
+          # The report tests look at kfdo's HTML in headless Chromium.
+          chromium
           # LLVM 22 beside 19 (Debian 12's bookworm-security suite): `--llvm 22` and
           # `compiler = "clang-22"` run every LLVM tool of a step from it
           # (kfdo_toolchain::Llvm::KNOWN; Llvm::packages names these).
@@ -16,9 +35,8 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # GCC AutoFDO: both releases whose profile format kfdo writes, and AutoFDO's
           # create_gcov, the reference the gcov writer is compared with.
           gcc g++ gcc-11 g++-11 autofdo
-          # Debian source packages (dpkg-source) and what the bundled recipes and benches
-          # run: sqlite3's amalgamation needs tclsh and make; the benches use time and bc.
-          dpkg-dev tcl make time bc
+          # The benches' arithmetic.
+          bc
           # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
           # what `make bindeb-pkg` / `make binrpm-pkg` run (its dpkg-checkbuilddeps asks
           # for kmod and rsync by name).
@@ -30,11 +48,12 @@ PACKAGES=(clang-19 lld-19 llvm-19 bolt-19 linux-perf qemu-user qemu-system-x86 v
           # The fleet Spark job (fleet/merge_raw.py): Spark 3.5 runs on Java 17; its
           # pyspark venv is made by install-pyspark.sh below.
           openjdk-17-jre-headless python3-venv
-          # The fleet loop's object store: scripts/seaweedfs.sh makes its buckets and the
-          # fleet_loop test reads it with curl's SigV4 (an S3 client apart from kfdo's).
-          curl
           # systemd-analyze: the test of the shipped kfdo-collect.service unit.
           systemd)
+
+if [ "$scope" = example ]; then
+  PACKAGES=("${EXAMPLE_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -54,6 +73,9 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   echo "install-deps: done"
 fi
+
+# The example ends here: the fleet loop's Spark job and object store are the tests'.
+[ "$scope" = example ] && exit 0
 
 # The fleet Spark job's Python environment (a venv with pinned pyspark[sql]).
 bash "$(dirname "$0")/install-pyspark.sh"
