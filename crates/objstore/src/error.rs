@@ -45,6 +45,16 @@ pub enum Error {
         url: String,
         detail: String,
     },
+    /// A URL that names no object, and no object of the kind asked for under it.
+    #[error(
+        "{url}: {what}: point at the prefix the files were uploaded to (`aws s3 ls {prefix}` \
+         lists what is there)"
+    )]
+    Empty {
+        url: String,
+        what: String,
+        prefix: String,
+    },
     /// A local file could not be read (an upload) or written (a download).
     #[error("{}: {what}", path.display())]
     Local { path: PathBuf, what: String },

@@ -25,10 +25,13 @@
 //! 3. `transport`: the HTTP agent and its timeouts, a failed call sorted into
 //!    unreachable, error answer or protocol error.
 //! 4. `client` ([`Store`]): the operations.
+//! 5. `fetch`: the objects a URL names, downloaded a few at a time with retries
+//!    ([`objects`], [`download_all`]).
 
 mod client;
 mod config;
 mod error;
+mod fetch;
 mod s3url;
 mod transport;
 mod xml;
@@ -36,6 +39,7 @@ mod xml;
 pub use client::{ObjectInfo, Store, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
 pub use config::{Addressing, Settings, DEFAULT_REGION};
 pub use error::Error;
+pub use fetch::{download_all, objects, Fetch, PARALLEL};
 pub use s3url::S3Url;
 
 #[cfg(test)]
@@ -50,6 +54,7 @@ mod layering {
             &["s3url", "config", "xml"],
             &["transport"],
             &["client"],
+            &["fetch"],
         ];
         kfdo_testkit::layering::assert_layers(&src, layers, &[]);
     }
