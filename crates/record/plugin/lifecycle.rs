@@ -2,22 +2,29 @@
 //! emulation, when the rest of the stream is written.
 
 use super::config::cfg;
-use super::stream_format::Counts;
 use super::libc_api::{getpid, getppid, gettid, now_ns};
 use super::qemu_api::qemu_plugin_id_t;
 use super::stream_encode;
+use super::stream_format::Counts;
 use super::stream_write::{flush, write_failed};
 use super::translate;
 use super::vcpu::{for_each_vcpu, vcpu, Vcpu, DONE_COUNTS};
 use super::word::THREAD_START;
 use std::ffi::{c_uint, c_void};
-use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
 
 /// The process the recording started with (-1 in system mode); only its exit ends the
 /// stream.
 pub static ROOT_PID: AtomicI32 = AtomicI32::new(0);
 
+/// The guest threads this process started, itself included (the vCPUs in system mode):
+/// qemu-user gives each guest thread a vCPU, and each vCPU start is counted (an index
+/// reused by a later thread counts again). The counters record carries it, because the
+/// threads' interleaving makes a multi-threaded program's counts vary from run to run.
+pub static THREADS: AtomicU32 = AtomicU32::new(0);
+
 pub extern "C" fn on_vcpu_init(_id: qemu_plugin_id_t, i: c_uint) {
+    THREADS.fetch_add(1, Relaxed);
     if let Some(v) = vcpu(i) {
         // A vCPU index can be reused by a new guest thread: start it afresh.
         v.prev = THREAD_START;
@@ -50,7 +57,10 @@ pub unsafe fn total_counts(me: Option<&mut Vcpu>) -> Counts {
 /// Appends this process's COUNTERS record.
 pub fn counters_record(buf: &mut Vec<u8>, total: &Counts) {
     let pid = if cfg().system { -1 } else { getpid() };
-    stream_encode::counters(buf, pid, &total.by_side());
+    // At least the thread that writes this, should QEMU have started vCPU 0 before the
+    // plugin was loaded.
+    let threads = THREADS.load(Relaxed).max(1);
+    stream_encode::counters(buf, pid, threads, &total.by_side());
 }
 
 /// Writes out every vCPU's buffer, in index order.

@@ -114,11 +114,12 @@ pub fn exit(b: &mut Vec<u8>, time: u64, pid: i32, ppid: i32, tid: i32, write_fai
     end_record(b, at);
 }
 
-/// A process's counters: `[user, kernel]`, each in the order of `stream_format.rs`.
-pub fn counters(b: &mut Vec<u8>, pid: i32, sides: &[[u64; COUNTER_FIELDS]; 2]) {
+/// A process's counters: the threads it ran, then `[user, kernel]`, each in the order of
+/// `stream_format.rs`.
+pub fn counters(b: &mut Vec<u8>, pid: i32, threads: u32, sides: &[[u64; COUNTER_FIELDS]; 2]) {
     let at = begin_record(b, REC_COUNTERS);
     put_u32(b, pid as u32);
-    put_u32(b, 0);
+    put_u32(b, threads);
     for side in sides {
         for &x in side {
             put_u64(b, x);
@@ -257,7 +258,7 @@ mod tests {
             (Box::new(|b| fork(b, 1, 2, 3, 4, 5)), REC_FORK, FORK_LEN),
             (Box::new(|b| exit(b, 1, 2, 3, 4, true)), REC_EXIT, EXIT_LEN),
             (
-                Box::new(|b| counters(b, 2, &[[1; COUNTER_FIELDS], [2; COUNTER_FIELDS]])),
+                Box::new(|b| counters(b, 2, 1, &[[1; COUNTER_FIELDS], [2; COUNTER_FIELDS]])),
                 REC_COUNTERS,
                 COUNTERS_LEN,
             ),
@@ -295,9 +296,9 @@ mod tests {
         let mut b = Vec::new();
         let user = [1, 2, 3, 4, 5, 6, 7];
         let kernel = [11, 12, 13, 14, 15, 16, 17];
-        counters(&mut b, -1, &[user, kernel]);
+        counters(&mut b, -1, 3, &[user, kernel]);
         let p = one(&b).1;
-        assert_eq!((u32_at(p, 0), u32_at(p, 4)), (u32::MAX, 0));
+        assert_eq!((u32_at(p, 0), u32_at(p, 4)), (u32::MAX, 3));
         let vals: Vec<u64> = (0..14).map(|i| u64_at(p, 8 + 8 * i)).collect();
         assert_eq!(vals[..7], user);
         assert_eq!(vals[7..], kernel);

@@ -16,9 +16,10 @@
 //! - `REC_THREAD`: time u64, pid, tid.
 //! - `REC_FORK`: time u64, pid, ppid, tid, ptid.
 //! - `REC_EXIT`: time u64, pid, ppid, tid, write failed u32.
-//! - `REC_COUNTERS`: pid, 0 u32, then `COUNTER_FIELDS` u64 for user and as many for kernel,
-//!   in the order of [`Counts`]' fields: insns, taken, cond, l1i_access, l1i_miss,
-//!   itlb_access, itlb_miss.
+//! - `REC_COUNTERS`: pid, threads u32 (the guest threads the process started, itself
+//!   included; the vCPUs in system mode; 0 where unknown), then `COUNTER_FIELDS` u64 for
+//!   user and as many for kernel, in the order of [`Counts`]' fields: insns, taken, cond,
+//!   l1i_access, l1i_miss, itlb_access, itlb_miss.
 //! - `REC_INFO`: guest base u64 (host - guest address), first executed pc u64.
 //! - `REC_END`: pid (the root process finished cleanly).
 //! - `REC_EXEC`: time u64, pid, tid.

@@ -2,12 +2,12 @@
 //! code, `fork` and its kin, `execve`, and `rt_sigreturn`.
 
 use super::config::{cfg, Guest};
-use super::stream_format::Counts;
 use super::guest_maps;
 use super::libc_api::{getpid, gettid, now_ns};
-use super::lifecycle::{counters_record, flush_all, total_counts};
+use super::lifecycle::{counters_record, flush_all, total_counts, THREADS};
 use super::qemu_api::qemu_plugin_id_t;
 use super::stream_encode;
+use super::stream_format::Counts;
 use super::stream_write::flush;
 use super::vcpu::{for_each_vcpu, vcpu, DONE_COUNTS};
 use super::word::{NO_BRANCH, THREAD_START};
@@ -135,6 +135,9 @@ pub extern "C" fn on_syscall_ret(_id: qemu_plugin_id_t, i: c_uint, num: i64, ret
             if let Ok(mut d) = DONE_COUNTS.lock() {
                 *d = Counts::default();
             }
+            // The child runs only the thread that forked; the parent's other threads stay
+            // the parent's.
+            THREADS.store(1, std::sync::atomic::Ordering::Relaxed);
             let ppid = v.pid;
             v.pid = me;
             v.tid = gettid();

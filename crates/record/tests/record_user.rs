@@ -497,6 +497,33 @@ fn counters_are_deterministic() {
     assert_eq!(a.kernel.instructions, 0);
 }
 
+/// Each process's counters say how many threads it ran (the thing that makes counts vary
+/// between runs): the program and its two threads, and its forked child alone, which
+/// does not inherit the parent's threads.
+#[test]
+fn counters_say_how_many_threads_each_process_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build(dir.path(), "thr", common::THREADS_C, &["-pthread"]);
+    let count = |n: &str, args: &[&str]| {
+        let o = record_user(
+            &RecordConfig::new(&exe, dir.path().join(format!("{n}.data")))
+                .args(args)
+                .counters(dir.path().join(format!("{n}.json"))),
+        )
+        .unwrap();
+        assert_eq!(o.exit_code, 0, "{n}: the program failed");
+        o.counters.unwrap()
+    };
+    let many = count("many", &[]);
+    let mut threads: Vec<u32> = many.processes.iter().map(|p| p.threads).collect();
+    threads.sort_unstable();
+    assert_eq!(threads, [1, 3], "the child, and the program (main + 2)");
+    assert_eq!(many.threads(), 3);
+    let alone = count("alone", &["alone"]);
+    assert_eq!(alone.threads(), 1);
+    assert_eq!(alone.processes.len(), 1);
+}
+
 #[test]
 fn a_recording_without_samples_is_an_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,9 @@
 //! The side-band events of a capture stream (everything but the samples), gathered in one
 //! pass: mappings, threads, forks, exits, counters, and how the stream ended.
 
+use crate::emulated::counters::CountedProcess;
 use crate::emulated::maps::Map;
-use crate::emulated::stream::{Counts, Event, Stream, Tail};
+use crate::emulated::stream::{Event, Stream, Tail};
 
 /// Side-band events of the capture (everything but samples), in stream order.
 pub(crate) struct Capture {
@@ -10,7 +11,7 @@ pub(crate) struct Capture {
     pub threads: Vec<(u64, i32, i32)>,
     pub forks: Vec<(u64, i32, i32, i32, i32)>,
     pub exits: Vec<(u64, i32, i32, i32)>,
-    pub counters: Vec<(i32, Counts)>,
+    pub counters: Vec<CountedProcess>,
     pub pids: Vec<i32>,
     pub first_pc: Option<u64>,
     pub ended: bool,
@@ -73,12 +74,21 @@ impl Capture {
                     c.write_failed |= write_failed;
                     c.exits.push((time, pid, ppid, tid))
                 }
-                Event::Counters { pid, counts } => {
+                Event::Counters {
+                    pid,
+                    threads,
+                    counts,
+                } => {
                     // Cumulative per process: the last record wins (an exec that failed
                     // writes one early).
-                    match c.counters.iter_mut().find(|(p, _)| *p == pid) {
-                        Some(slot) => slot.1 = counts,
-                        None => c.counters.push((pid, counts)),
+                    let last = CountedProcess {
+                        pid,
+                        threads,
+                        counts,
+                    };
+                    match c.counters.iter_mut().find(|p| p.pid == pid) {
+                        Some(slot) => *slot = last,
+                        None => c.counters.push(last),
                     }
                 }
                 Event::Info { first_pc, .. } => {

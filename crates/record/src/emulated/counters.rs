@@ -1,6 +1,9 @@
 //! Emulated counters: instructions, taken and conditional branches, L1 instruction-cache
-//! and iTLB misses from a simple LRU model, split user / kernel. Deterministic: the model
-//! sees the executed code addresses in program order, with no timing or sampling.
+//! and iTLB misses from a simple LRU model, split user / kernel. Deterministic for a
+//! single-threaded program: the model sees the executed code addresses in program order,
+//! with no timing or sampling. A program that starts threads is not: how the threads
+//! interleave (who waits, spins or wins a lock) changes from run to run, and the counts
+//! with it; each process's `threads` says how many it ran.
 
 use crate::emulated::stream_format::Counts;
 use crate::error::Error;
@@ -175,26 +178,40 @@ pub struct CountersFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessCounters {
     pub pid: i32,
+    /// The guest threads the process started, itself included (vCPUs in system mode);
+    /// 0 in files written before it was counted. More than one: the counts are not
+    /// deterministic.
+    #[serde(default)]
+    pub threads: u32,
     #[serde(flatten)]
     pub counts: Counters,
 }
 
+/// One process's last COUNTERS record in a capture stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CountedProcess {
+    pub pid: i32,
+    pub threads: u32,
+    pub counts: Counts,
+}
+
 impl CountersFile {
-    /// The file for these processes' counts (each `(pid, counts)` as its last COUNTERS
-    /// record says), in this order, with their sum.
-    pub fn from_processes<'a>(
+    /// The file for these processes' counts (each as its last COUNTERS record says), in
+    /// this order, with their sum.
+    pub(crate) fn from_processes<'a>(
         source: String,
         model: CacheModel,
-        counts: impl IntoIterator<Item = &'a (i32, Counts)>,
+        counts: impl IntoIterator<Item = &'a CountedProcess>,
     ) -> CountersFile {
         let mut total = Counters::default();
         let processes = counts
             .into_iter()
-            .map(|(pid, raw)| {
-                let c = Counters::from_stream(raw);
+            .map(|p| {
+                let c = Counters::from_stream(&p.counts);
                 total.add(&c);
                 ProcessCounters {
-                    pid: *pid,
+                    pid: p.pid,
+                    threads: p.threads,
                     counts: c,
                 }
             })
@@ -205,6 +222,13 @@ impl CountersFile {
             total,
             processes,
         }
+    }
+
+    /// The most threads any one process ran (0: unknown, a file from before threads were
+    /// counted). Over 1, the counts are not deterministic; separate single-threaded
+    /// processes (a fork) are.
+    pub fn threads(&self) -> u32 {
+        self.processes.iter().map(|p| p.threads).max().unwrap_or(0)
     }
 
     /// Writes the file as JSON, atomically: complete at `path`, or not at all.
@@ -234,7 +258,7 @@ pub(crate) fn write_counters(
     path: Option<&Path>,
     source: String,
     model: CacheModel,
-    counts: &[(i32, Counts)],
+    counts: &[CountedProcess],
 ) -> Result<Option<CountersFile>, Error> {
     let Some(path) = path else {
         return Ok(None);
@@ -270,6 +294,36 @@ mod tests {
             ..m
         };
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn the_file_says_the_most_threads_of_one_process() {
+        let one = |pid, threads| CountedProcess {
+            pid,
+            threads,
+            counts: Counts::default(),
+        };
+        let f = CountersFile::from_processes(
+            USER_SOURCE.into(),
+            CacheModel::default(),
+            &[one(10, 1), one(11, 4), one(12, 1)],
+        );
+        assert_eq!(f.threads(), 4);
+        assert_eq!(f.processes[1].threads, 4);
+        // Forked processes of one thread each: still one thread at a time.
+        let forks = CountersFile::from_processes(
+            USER_SOURCE.into(),
+            CacheModel::default(),
+            &[one(10, 1), one(11, 1)],
+        );
+        assert_eq!(forks.threads(), 1);
+        // A file from before threads were counted reads as unknown (0).
+        let old = r#"{"pid":7,"user":{"instructions":1,"taken_branches":0,"conditional_branches":0,
+            "l1i_accesses":0,"l1i_misses":0,"itlb_accesses":0,"itlb_misses":0},
+            "kernel":{"instructions":0,"taken_branches":0,"conditional_branches":0,
+            "l1i_accesses":0,"l1i_misses":0,"itlb_accesses":0,"itlb_misses":0}}"#;
+        let p: ProcessCounters = serde_json::from_str(old).unwrap();
+        assert_eq!((p.pid, p.threads, p.counts.user.instructions), (7, 0, 1));
     }
 
     #[test]

@@ -136,7 +136,7 @@ mod round_trip {
         counts.l1i_miss = [3, 1];
         counts.itlb_access = [25, 2];
         counts.itlb_miss = [2, 2];
-        enc::counters(&mut b, 4242, &counts.by_side());
+        enc::counters(&mut b, 4242, 3, &counts.by_side());
         enc::exec(&mut b, 14, 4242, 4243);
         enc::window(&mut b, 16, true);
         enc::window(&mut b, 17, false);
@@ -201,8 +201,12 @@ mod round_trip {
             other => panic!("{other:?}"),
         }
         match ev.next() {
-            Some(Event::Counters { pid, counts: c }) => {
-                assert_eq!(pid, 4242);
+            Some(Event::Counters {
+                pid,
+                threads,
+                counts: c,
+            }) => {
+                assert_eq!((pid, threads), (4242, 3));
                 assert_eq!(c, counts);
             }
             other => panic!("{other:?}"),

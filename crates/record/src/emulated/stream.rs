@@ -98,6 +98,8 @@ pub enum Event<'a> {
     },
     Counters {
         pid: i32,
+        /// The guest threads the process started, itself included (0: unknown).
+        threads: u32,
         counts: Counts,
     },
     /// Guest base (host - guest address) and the first executed guest address.
@@ -294,6 +296,7 @@ fn decode(ty: u32, p: &[u8]) -> Option<Event<'_>> {
             let c = Counts::from_sides(&[side(0), side(1)]);
             Event::Counters {
                 pid: le32(p) as i32,
+                threads: le32(&p[4..]),
                 counts: c,
             }
         }
