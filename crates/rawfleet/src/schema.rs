@@ -1,7 +1,7 @@
 //! Schema v1 of a kfdo raw Parquet file: column names, types, footer keys.
 //!
 //! Fixed by the contract between `kfdo merge-raw` and the fleet's Spark job
-//! (`raw-contract.md`): both write these columns, in this order, all NOT NULL, with
+//! (`docs/raw-contract.md`): both write these columns, in this order, all NOT NULL, with
 //! Parquet/Spark-native types only (no unsigned integers, so Spark reads and writes
 //! them unchanged). A change here is a new schema version.
 
