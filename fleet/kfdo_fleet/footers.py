@@ -32,8 +32,9 @@ class FileInfo:
 def read_footer(path: str, full: bool, s3: Optional[dict]) -> FileInfo:
     """Metadata and first row of one file; an unreadable file gets .error, never raises
     (the driver decides between failing and --skip-bad). With `full` (--skip-bad), every
-    row is checked too, so that a file damaged past its first row is dropped here, as
-    kfdo merge-raw's first pass drops it, and not found bad after the selection."""
+    row is checked too, so that a file damaged past its first row is dropped here, before
+    the selection (kfdo merge-raw finds such a file in its second pass and reruns that
+    pass without it; docs/raw-contract.md says where the two differ)."""
     info = FileInfo(path)
     try:
         fs, p = open_fs(path, s3)
