@@ -143,6 +143,26 @@ pub fn build_cfg(
     raw: &RawProfile,
 ) -> (ProgramCfg, BuildStats, Vec<StaleFunction>) {
     let mut stats = BuildStats::default();
+    let (functions, layout) = mapped_functions(map, names, in_text, &mut stats);
+    let index = BlockIndex::new(&layout);
+    let mut w = Weights::default();
+    w.add_branches(&index, &layout, raw, &mut stats);
+    w.add_fallthroughs(&index, raw, &mut stats);
+    let mut program = assemble(functions, w.edges, &index);
+    set_frequencies(&mut program);
+    stats.hot_functions = program.functions.iter().filter(|f| f.is_hot()).count();
+    let stale = stale_functions(&program, w.dubious_by_function, &w.weight_by_function);
+    (program, stats, stale)
+}
+
+/// The functions of `map` that have a name and lie in the section laid out, as CFG
+/// nodes without edges, and each one's blocks where they lie.
+fn mapped_functions(
+    map: &BbAddrMap,
+    names: &FxHashMap<u64, String>,
+    in_text: &dyn Fn(u64) -> bool,
+    stats: &mut BuildStats,
+) -> (Vec<FunctionCfg>, Vec<MappedFunction>) {
     let mut layout = Vec::new();
     let mut functions = Vec::new();
     for f in &map.functions {
@@ -175,90 +195,121 @@ pub fn build_cfg(
         layout.push((f.address(), blocks));
     }
     stats.functions = functions.len();
-    let index = BlockIndex::new(&layout);
-    let entry_of = |i: usize| layout[index.blocks[i].function].0;
+    (functions, layout)
+}
 
-    let mut edges: FxHashMap<(usize, usize), (u64, EdgeKind)> = FxHashMap::default();
-    let mut fallthroughs: FxHashMap<(usize, usize), u64> = FxHashMap::default();
-    let mut dubious_by_function: FxHashMap<usize, u64> = FxHashMap::default();
-    let mut weight_by_function: FxHashMap<usize, u64> = FxHashMap::default();
+/// The sampled weights between blocks (indices into the [`BlockIndex`]), and per
+/// function the branch weight and the part of it that cannot come from the map.
+#[derive(Default)]
+struct Weights {
+    edges: FxHashMap<(usize, usize), (u64, EdgeKind)>,
+    fallthroughs: FxHashMap<(usize, usize), u64>,
+    dubious_by_function: FxHashMap<usize, u64>,
+    weight_by_function: FxHashMap<usize, u64>,
+}
 
-    let mut branches: Vec<_> = raw.branches.iter().map(|(&k, &n)| (k, n)).collect();
-    branches.sort_unstable();
-    for ((from, to), weight) in branches {
-        stats.branch_weight += weight;
-        let Some(mut to_i) = index.find(to, Direction::To) else {
-            continue;
-        };
-        // A record from an instruction to itself inside a block is no branch of the
-        // binary (a jump to itself starts its own block); the emulated LBR under QEMU
-        // records such pairs on a kernel's conditional jumps. It says nothing of the
-        // map, nor of an edge.
-        if from == to && index.blocks[to_i].start != to {
-            stats.self_records_weight += weight;
-            continue;
+impl Weights {
+    /// Each taken branch as an edge (call, return, or branch), with the fall-through a
+    /// return to the block after a call implies.
+    fn add_branches(
+        &mut self,
+        index: &BlockIndex,
+        layout: &[MappedFunction],
+        raw: &RawProfile,
+        stats: &mut BuildStats,
+    ) {
+        let entry_of = |i: usize| layout[index.blocks[i].function].0;
+        let mut branches: Vec<_> = raw.branches.iter().map(|(&k, &n)| (k, n)).collect();
+        branches.sort_unstable();
+        for ((from, to), weight) in branches {
+            stats.branch_weight += weight;
+            let Some(mut to_i) = index.find(to, Direction::To) else {
+                continue;
+            };
+            // A record from an instruction to itself inside a block is no branch of the
+            // binary (a jump to itself starts its own block); the emulated LBR under QEMU
+            // records such pairs on a kernel's conditional jumps. It says nothing of the
+            // map, nor of an edge.
+            if from == to && index.blocks[to_i].start != to {
+                stats.self_records_weight += weight;
+                continue;
+            }
+            let from_i = (from != EXTERNAL_ADDR)
+                .then(|| index.find(from, Direction::From))
+                .flatten();
+            let returns = |i: Option<usize>| i.is_some_and(|i| index.blocks[i].meta.has_return);
+            let to_b = index.blocks[to_i];
+            let is_call = entry_of(to_i) == to;
+            let at_block_start = to_b.start == to;
+            let other_function = from_i.is_none_or(|i| index.blocks[i].function != to_b.function);
+            if (from_i.is_none() || returns(from_i) || other_function) && !is_call && at_block_start
+            {
+                // A return to the block after the call that ended the one before.
+                if to_b.node > 0 && to_i > 0 && index.blocks[to_i - 1].function == to_b.function {
+                    *self.fallthroughs.entry((to_i - 1, to_i)).or_default() += weight;
+                    to_i -= 1;
+                }
+            }
+            let Some(from_i) = from_i else { continue };
+            let from_b = index.blocks[from_i];
+            *self.weight_by_function.entry(to_b.function).or_default() += weight;
+            if !from_b.meta.has_return && index.blocks[to_i].start != to && !is_call {
+                stats.dubious_weight += weight;
+                *self.dubious_by_function.entry(to_b.function).or_default() += weight;
+            }
+            let kind = if is_call {
+                EdgeKind::Call
+            } else if !at_block_start || from_b.meta.has_return {
+                EdgeKind::Return
+            } else {
+                EdgeKind::BranchOrFallthrough
+            };
+            let e = self.edges.entry((from_i, to_i)).or_insert((0, kind));
+            e.0 += weight;
+            stats.edge_weight += weight;
         }
-        let from_i = (from != EXTERNAL_ADDR)
-            .then(|| index.find(from, Direction::From))
-            .flatten();
-        let returns = |i: Option<usize>| i.is_some_and(|i| index.blocks[i].meta.has_return);
-        let to_b = index.blocks[to_i];
-        let is_call = entry_of(to_i) == to;
-        let at_block_start = to_b.start == to;
-        let other_function = from_i.is_none_or(|i| index.blocks[i].function != to_b.function);
-        if (from_i.is_none() || returns(from_i) || other_function) && !is_call && at_block_start {
-            // A return to the block after the call that ended the one before.
-            if to_b.node > 0 && to_i > 0 && index.blocks[to_i - 1].function == to_b.function {
-                *fallthroughs.entry((to_i - 1, to_i)).or_default() += weight;
-                to_i -= 1;
+    }
+
+    /// Each fall-through run (and each one a return implied) as one fall-through edge
+    /// between each pair of consecutive blocks it crosses, where the run is possible.
+    fn add_fallthroughs(&mut self, index: &BlockIndex, raw: &RawProfile, stats: &mut BuildStats) {
+        for (&(first, last), &weight) in &raw.ranges {
+            let (Some(a), Some(b)) = (
+                index.find(first, Direction::To),
+                index.find(last, Direction::From),
+            ) else {
+                continue;
+            };
+            *self.fallthroughs.entry((a, b)).or_default() += weight;
+        }
+        let mut runs: Vec<_> = std::mem::take(&mut self.fallthroughs).into_iter().collect();
+        runs.sort_unstable();
+        for ((a, b), weight) in runs {
+            if a == b {
+                continue;
+            }
+            if !index.can_fall_through(a, b) {
+                stats.dropped_fallthrough_weight += weight;
+                continue;
+            }
+            for i in a..b {
+                let e = self
+                    .edges
+                    .entry((i, i + 1))
+                    .or_insert((0, EdgeKind::BranchOrFallthrough));
+                e.0 += weight;
             }
         }
-        let Some(from_i) = from_i else { continue };
-        let from_b = index.blocks[from_i];
-        *weight_by_function.entry(to_b.function).or_default() += weight;
-        if !from_b.meta.has_return && index.blocks[to_i].start != to && !is_call {
-            stats.dubious_weight += weight;
-            *dubious_by_function.entry(to_b.function).or_default() += weight;
-        }
-        let kind = if is_call {
-            EdgeKind::Call
-        } else if !at_block_start || from_b.meta.has_return {
-            EdgeKind::Return
-        } else {
-            EdgeKind::BranchOrFallthrough
-        };
-        let e = edges.entry((from_i, to_i)).or_insert((0, kind));
-        e.0 += weight;
-        stats.edge_weight += weight;
     }
+}
 
-    for (&(first, last), &weight) in &raw.ranges {
-        let (Some(a), Some(b)) = (
-            index.find(first, Direction::To),
-            index.find(last, Direction::From),
-        ) else {
-            continue;
-        };
-        *fallthroughs.entry((a, b)).or_default() += weight;
-    }
-    let mut runs: Vec<_> = fallthroughs.into_iter().collect();
-    runs.sort_unstable();
-    for ((a, b), weight) in runs {
-        if a == b {
-            continue;
-        }
-        if !index.can_fall_through(a, b) {
-            stats.dropped_fallthrough_weight += weight;
-            continue;
-        }
-        for i in a..b {
-            let e = edges
-                .entry((i, i + 1))
-                .or_insert((0, EdgeKind::BranchOrFallthrough));
-            e.0 += weight;
-        }
-    }
-
+/// The program's CFG: branches and fall-throughs inside a function are its edges,
+/// calls, returns and edges between functions the program's.
+fn assemble(
+    functions: Vec<FunctionCfg>,
+    edges: FxHashMap<(usize, usize), (u64, EdgeKind)>,
+    index: &BlockIndex,
+) -> ProgramCfg {
     let mut program = ProgramCfg {
         functions,
         inter_edges: Vec::new(),
@@ -287,9 +338,15 @@ pub fn build_cfg(
             });
         }
     }
-    set_frequencies(&mut program);
-    stats.hot_functions = program.functions.iter().filter(|f| f.is_hot()).count();
+    program
+}
 
+/// The stale functions (see [`is_stale`]), most dubious weight first.
+fn stale_functions(
+    program: &ProgramCfg,
+    dubious_by_function: FxHashMap<usize, u64>,
+    weight_by_function: &FxHashMap<usize, u64>,
+) -> Vec<StaleFunction> {
     let mut stale: Vec<StaleFunction> = dubious_by_function
         .into_iter()
         .filter_map(|(f, dubious)| {
@@ -310,7 +367,7 @@ pub fn build_cfg(
             .cmp(&a.dubious_weight)
             .then_with(|| a.name.cmp(&b.name))
     });
-    (program, stats, stale)
+    stale
 }
 
 /// A function is stale when branches into the middle of its blocks are a third of
