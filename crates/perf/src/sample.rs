@@ -368,6 +368,73 @@ fn regs<'a>(c: &mut Cursor<'a>, mask: u64, what: &'static str) -> Result<Regs<'a
     Ok(Regs { abi, mask, values })
 }
 
+/// The counter values of a sample (`PERF_SAMPLE_READ`), as `read_format` lays them out.
+fn read_values<'a>(c: &mut Cursor<'a>, f: u64) -> Result<ReadValues<'a>, FieldError> {
+    let mut rv = ReadValues {
+        format: f,
+        ..Default::default()
+    };
+    let group = f & rf::GROUP != 0;
+    let nr = if group {
+        need!(c.u64(), c, "read_format nr")
+    } else {
+        1
+    };
+    if f & rf::TOTAL_TIME_ENABLED != 0 {
+        rv.time_enabled = Some(need!(c.u64(), c, "read_format time_enabled"));
+    }
+    if f & rf::TOTAL_TIME_RUNNING != 0 {
+        rv.time_running = Some(need!(c.u64(), c, "read_format time_running"));
+    }
+    let per = 1 + u64::from(f & rf::ID != 0) + u64::from(f & rf::LOST != 0);
+    let words = need!(nr.checked_mul(per), c, "read_format nr (overflows)");
+    rv.entries = need!(c.words(words), c, "read_format values");
+    Ok(rv)
+}
+
+/// The branch stack: its count, the hardware index and the per-entry counters where the
+/// attr asks for them.
+fn branch_stack<'a>(c: &mut Cursor<'a>, l: &SampleLayout) -> Result<BranchStack<'a>, FieldError> {
+    let nr = need!(c.u64(), c, "branch stack nr");
+    let hw_idx = if l.hw_idx {
+        Some(need!(c.u64(), c, "branch stack hw_idx"))
+    } else {
+        None
+    };
+    let len = need!(
+        usize::try_from(nr).ok().and_then(|n| n.checked_mul(ENTRY)),
+        c,
+        "branch stack nr (overflows)"
+    );
+    let entries = need!(c.bytes(len), c, "branch stack entries");
+    let counters = if l.counters {
+        need!(c.words(nr), c, "branch stack counters")
+    } else {
+        &[]
+    };
+    Ok(BranchStack {
+        hw_idx,
+        entries,
+        counters,
+    })
+}
+
+/// The user stack dump, cut to the part the kernel says is real.
+fn stack_user<'a>(c: &mut Cursor<'a>) -> Result<&'a [u8], FieldError> {
+    let size = need!(c.u64(), c, "user stack size");
+    let data = need!(
+        usize::try_from(size).ok().and_then(|n| c.bytes(n)),
+        c,
+        "user stack data"
+    );
+    if size == 0 {
+        return Ok(&[]);
+    }
+    // dyn_size follows only a non-empty dump; it says how much of it is real.
+    let dyn_size = need!(c.u64(), c, "user stack dyn_size");
+    Ok(data.get(..dyn_size.min(size) as usize).unwrap_or(data))
+}
+
 /// Decodes a sample body (the record minus its 8-byte header).
 pub(crate) fn parse_sample<'a>(
     body: &'a [u8],
@@ -415,27 +482,7 @@ pub(crate) fn parse_sample<'a>(
         s.period = l.fixed_period;
     }
     if t & st::READ != 0 {
-        let f = l.read_format;
-        let mut rv = ReadValues {
-            format: f,
-            ..Default::default()
-        };
-        let group = f & rf::GROUP != 0;
-        let nr = if group {
-            need!(c.u64(), c, "read_format nr")
-        } else {
-            1
-        };
-        if f & rf::TOTAL_TIME_ENABLED != 0 {
-            rv.time_enabled = Some(need!(c.u64(), c, "read_format time_enabled"));
-        }
-        if f & rf::TOTAL_TIME_RUNNING != 0 {
-            rv.time_running = Some(need!(c.u64(), c, "read_format time_running"));
-        }
-        let per = 1 + u64::from(f & rf::ID != 0) + u64::from(f & rf::LOST != 0);
-        let words = need!(nr.checked_mul(per), c, "read_format nr (overflows)");
-        rv.entries = need!(c.words(words), c, "read_format values");
-        s.read = rv;
+        s.read = read_values(&mut c, l.read_format)?;
     }
     if t & st::CALLCHAIN != 0 {
         let nr = need!(c.u64(), c, "callchain nr");
@@ -449,44 +496,13 @@ pub(crate) fn parse_sample<'a>(
         need!(c.bytes(pad), c, "raw padding");
     }
     if t & st::BRANCH_STACK != 0 {
-        let nr = need!(c.u64(), c, "branch stack nr");
-        let hw_idx = if l.hw_idx {
-            Some(need!(c.u64(), c, "branch stack hw_idx"))
-        } else {
-            None
-        };
-        let len = need!(
-            usize::try_from(nr).ok().and_then(|n| n.checked_mul(ENTRY)),
-            c,
-            "branch stack nr (overflows)"
-        );
-        let entries = need!(c.bytes(len), c, "branch stack entries");
-        let counters = if l.counters {
-            need!(c.words(nr), c, "branch stack counters")
-        } else {
-            &[]
-        };
-        s.branch_stack = BranchStack {
-            hw_idx,
-            entries,
-            counters,
-        };
+        s.branch_stack = branch_stack(&mut c, l)?;
     }
     if t & st::REGS_USER != 0 {
         s.regs_user = regs(&mut c, l.regs_user_mask, "user registers")?;
     }
     if t & st::STACK_USER != 0 {
-        let size = need!(c.u64(), c, "user stack size");
-        let data = need!(
-            usize::try_from(size).ok().and_then(|n| c.bytes(n)),
-            c,
-            "user stack data"
-        );
-        if size != 0 {
-            // dyn_size follows only a non-empty dump; it says how much of it is real.
-            let dyn_size = need!(c.u64(), c, "user stack dyn_size");
-            s.stack_user = data.get(..dyn_size.min(size) as usize).unwrap_or(data);
-        }
+        s.stack_user = stack_user(&mut c)?;
     }
     if t & (st::WEIGHT | st::WEIGHT_STRUCT) != 0 {
         let w = need!(c.u64(), c, "sample weight");
