@@ -114,6 +114,12 @@ pub struct CounterRow {
     pub source: String,
     /// One value per variant (None where that variant has no such counter).
     pub values: Vec<Option<f64>>,
+    /// Per variant: "not deterministic: N threads" where its program ran several
+    /// threads, so that its value is one draw among many (`counters::determinism`).
+    pub labels: Vec<Option<String>>,
+    /// Per variant: the lowest and highest of its counts, where it was counted several
+    /// times (its value is then their median).
+    pub spreads: Vec<Option<crate::counters::Spread>>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -253,11 +259,15 @@ pub fn analyze_benchmark(b: &Benchmark, resamples: usize) -> BenchmarkAnalysis {
                         name: c.name.clone(),
                         source: c.source.clone(),
                         values: vec![None; b.variants.len()],
+                        labels: vec![None; b.variants.len()],
+                        spreads: vec![None; b.variants.len()],
                     });
                     counters.last_mut().unwrap()
                 }
             };
             row.values[i] = Some(c.value);
+            row.labels[i] = c.determinism_label();
+            row.spreads[i] = c.spread;
         }
     }
 
@@ -388,7 +398,7 @@ pub fn analyze(c: &Contents, resamples: usize) -> Analysis {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::runner::Variant;
     use crate::store::{Session, StoredRun, StoredVariant};

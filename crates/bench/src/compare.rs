@@ -512,9 +512,12 @@ pub(crate) fn compare_trials_with(
     }
     store.set_notes(session, &notes)?;
 
-    // Counters: one extra run per variant under the counter.
+    // Counters: one extra run per variant under the counter (a few where one count would
+    // not be deterministic). The source's sentence is stored first in the general form
+    // that holds whatever happens, then replaced by what holds of these counts.
     if let Some(src) = &source {
         store.add_counter_source(session, src.name(), &src.describe())?;
+        let mut counted: Vec<(&str, Vec<crate::counters::Counter>)> = Vec::new();
         for (i, v) in variants.iter().enumerate() {
             if stop.load(Ordering::SeqCst) {
                 store.finish_session(session, "interrupted")?;
@@ -525,7 +528,10 @@ pub(crate) fn compare_trials_with(
                 source: src.name(),
             });
             match src.measure(&CountedRun::of(v, &req.plan)) {
-                Ok(cs) => store.add_counters_of(session, ids[i], &cs, identities[i].as_deref())?,
+                Ok(cs) => {
+                    store.add_counters_of(session, ids[i], &cs, identities[i].as_deref())?;
+                    counted.push((&v.name, cs));
+                }
                 // Ctrl-C reaches the counted command too (the terminal signals the whole
                 // process group), maybe before the handler has set `stop`.
                 Err(CounterError::Interrupted { .. }) => {
@@ -545,6 +551,9 @@ pub(crate) fn compare_trials_with(
                 }
             }
         }
+        let pairs: Vec<(&str, &[crate::counters::Counter])> =
+            counted.iter().map(|(n, cs)| (*n, cs.as_slice())).collect();
+        store.set_counter_source(session, src.name(), &src.describe_counted(&pairs))?;
     }
     store.finish_session(session, "complete")?;
 

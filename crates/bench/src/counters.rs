@@ -5,7 +5,9 @@
 //! (simulated caches and branch predictor) where it does not, and the
 //! emulated counters of `kfdo record` (kfdo's QEMU plugin, [`emulated`]) on
 //! request. Each number keeps the name of its source, so a table never mixes
-//! them silently.
+//! them silently. A count that is not deterministic (an emulated count of a
+//! program that ran several threads) says so, with the spread of several
+//! counts ([`determinism`]).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -13,7 +15,9 @@ use std::process::{Command, Stdio};
 use crate::runner::{self, Plan, ProgramSlot, Variant};
 use crate::warning::Warning;
 
+pub mod determinism;
 pub mod emulated;
+pub use determinism::Spread;
 pub use emulated::Emulated;
 
 /// One counted event.
@@ -21,9 +25,37 @@ pub use emulated::Emulated;
 pub struct Counter {
     /// Event name as shown in the table (e.g. "instructions", "I1 misses").
     pub name: String,
+    /// The count; the median of several where `spread` is set.
     pub value: f64,
     /// Which source measured it: "perf stat", "cachegrind", "emulated".
     pub source: String,
+    /// The most threads one counted process ran, where the source knows it (emulated).
+    /// Over one, the count is not deterministic: the threads' interleaving changes it
+    /// from run to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// The lowest and highest of several counts, where the source counted more than once
+    /// because one count would not be deterministic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+}
+
+impl Counter {
+    /// A count with nothing known of its program's threads.
+    pub fn new(name: impl Into<String>, value: f64, source: impl Into<String>) -> Counter {
+        Counter {
+            name: name.into(),
+            value,
+            source: source.into(),
+            threads: None,
+            spread: None,
+        }
+    }
+
+    /// "not deterministic: 4 threads" where the counted program ran several threads.
+    pub fn determinism_label(&self) -> Option<String> {
+        determinism::label(self.threads)
+    }
 }
 
 /// What the user asked for with `--counters`.
@@ -36,7 +68,8 @@ pub enum Choice {
     /// valgrind's cachegrind ([`Cachegrind`]).
     Cachegrind,
     /// kfdo's QEMU plugin ([`Emulated`]): exact instruction and branch counts,
-    /// modelled L1i / iTLB misses, deterministic. Never chosen by `Auto`.
+    /// modelled L1i / iTLB misses, deterministic for a single-threaded program. Never
+    /// chosen by `Auto`.
     Emulated,
     None,
 }
@@ -134,7 +167,13 @@ pub trait Source {
     fn name(&self) -> &'static str;
     /// One sentence for reports: what the numbers are.
     fn describe(&self) -> String;
-    /// Runs the command once under the counter and returns the counts.
+    /// [`Source::describe`] once the variants (name, counts) are counted: what holds of
+    /// these counts in particular (whether they are deterministic).
+    fn describe_counted(&self, _counted: &[(&str, &[Counter])]) -> String {
+        self.describe()
+    }
+    /// Runs the command under the counter (once, or a few times where one count would not
+    /// be deterministic) and returns the counts.
     fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError>;
 }
 
@@ -358,11 +397,7 @@ impl Source for PerfStat {
         let mut counters = Vec::new();
         for (ev, name) in &self.events {
             if let Some((_, PerfValue::Count(v))) = parsed.iter().find(|(e, _)| e == ev) {
-                counters.push(Counter {
-                    name: name.to_string(),
-                    value: *v,
-                    source: self.name().into(),
-                });
+                counters.push(Counter::new(*name, *v, self.name()));
             }
         }
         Ok(counters)
@@ -405,11 +440,7 @@ pub fn cachegrind_counters(totals: &[(String, f64)]) -> Vec<Counter> {
     let mut out = Vec::new();
     let mut push = |name: &str, v: Option<f64>| {
         if let Some(value) = v {
-            out.push(Counter {
-                name: name.into(),
-                value,
-                source: "cachegrind".into(),
-            });
+            out.push(Counter::new(name, value, "cachegrind"));
         }
     };
     push("instructions", get("Ir"));

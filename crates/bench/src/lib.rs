@@ -62,7 +62,8 @@
 //! declares its modules and re-exports), bottom first:
 //!
 //! - `report/`: `escape` (HTML, Markdown, base64) and `figures` (numbers for
-//!   people); `plot` (SVG plots) and `metrics` (counter tables); `scatter` (counters
+//!   people); `plot` (SVG plots), `metrics` (counter tables) and `determinism`
+//!   (which counts are not deterministic, and their spread); `scatter` (counters
 //!   against time, one panel per counter); `model` (its tables); `text`, `html` and
 //!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
 //!   tables).
@@ -131,7 +132,7 @@ mod layering {
     fn report_modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
             &["escape", "figures"],
-            &["plot", "metrics"],
+            &["plot", "metrics", "determinism"],
             &["scatter"],
             &["model"],
             &["text", "html", "markdown"],

@@ -5,9 +5,14 @@
 //! kfdo-record picks the emulator from the ELF header) with the plugin: instructions,
 //! taken and conditional branches are exact counts of the user-mode code the
 //! program (and every process it forks) executed; L1i and iTLB misses come
-//! from an LRU model of an instruction cache and TLB, not this CPU. All of it
-//! is deterministic: two runs of the same binary on the same input give the
-//! same numbers, so a difference of one instruction is real.
+//! from an LRU model of an instruction cache and TLB, not this CPU. For a
+//! program that runs one thread at a time all of it is deterministic: two runs
+//! of the same binary on the same input give the same numbers, so a difference
+//! of one instruction is real. A program that starts threads is not (their
+//! interleaving changes what runs how often): the plugin says how many threads
+//! each process ran, and such a variant is counted
+//! [`determinism::COUNTS_WHEN_THREADED`] times, its rows the median with the
+//! spread and labelled "not deterministic: N threads".
 //!
 //! # Commands and `sh -c`
 //!
@@ -40,6 +45,7 @@ use std::process::ExitStatus;
 use kfdo_record::emulated::launcher::Launcher;
 use kfdo_record::{StdStream, StdioPlan};
 
+use super::determinism::{self, Claim};
 use super::{tool_exists, CountedRun, Counter, CounterError, Source};
 use crate::runner::{self, ProgramSlot};
 
@@ -255,26 +261,57 @@ pub fn emulated_counters(file: &kfdo_record::CountersFile) -> Vec<Counter> {
             (itlb.to_string(), d.itlb_misses),
         ]
     };
+    // 0: a counters file from before the plugin counted threads.
+    let threads = Some(file.threads()).filter(|&n| n > 0);
+    let counter = |name: String, v: u64| Counter {
+        threads,
+        ..Counter::new(name, v as f64, NAME)
+    };
     let mut out: Vec<Counter> = rows(&file.total.user, &itlb)
         .into_iter()
-        .map(|(name, v)| Counter {
-            name,
-            value: v as f64,
-            source: NAME.into(),
-        })
+        .map(|(name, v)| counter(name, v))
         .collect();
     if file.total.kernel.instructions > 0 {
         out.extend(
             rows(&file.total.kernel, &kernel_itlb)
                 .into_iter()
-                .map(|(name, v)| Counter {
-                    name: format!("kernel {name}"),
-                    value: v as f64,
-                    source: NAME.into(),
-                }),
+                .map(|(name, v)| counter(format!("kernel {name}"), v)),
         );
     }
     out
+}
+
+/// The end of the source's sentence: what can be said of the determinism of `claim`'s
+/// counts.
+fn determinism_clause(claim: &Claim) -> String {
+    match claim {
+        Claim::Deterministic => {
+            "deterministic (the same binary and input give the same numbers; every counted \
+             program ran one thread)"
+                .into()
+        }
+        Claim::NotDeterministic(variants) => {
+            let who: Vec<String> = variants
+                .iter()
+                .map(|(name, threads, counts)| {
+                    format!(
+                        "'{name}' (not deterministic: {threads} threads, counted {counts} times)"
+                    )
+                })
+                .collect();
+            format!(
+                "not deterministic for {}: a program that runs several threads executes more \
+                 or less code from run to run as its threads interleave, so such a variant's \
+                 rows give the median of its counts and the lowest and highest; only the \
+                 single-threaded variants' counts are exact and repeatable",
+                who.join(", ")
+            )
+        }
+        Claim::Unknown => "deterministic for a program that runs one thread at a time (the \
+                           same binary and input then give the same numbers), not for one \
+                           that starts threads, whose interleaving changes the counts"
+            .into(),
+    }
 }
 
 impl Source for Emulated {
@@ -282,27 +319,52 @@ impl Source for Emulated {
         NAME
     }
     fn describe(&self) -> String {
+        self.description(&Claim::Unknown)
+    }
+    fn describe_counted(&self, counted: &[(&str, &[Counter])]) -> String {
+        self.description(&determinism::claim(counted))
+    }
+    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
+        let first = self.measure_once(run)?;
+        if !determinism::threaded(&first) {
+            return Ok(first);
+        }
+        // Threads make one count one draw among many: count again, and show the spread.
+        let mut all = vec![first];
+        for _ in 1..determinism::COUNTS_WHEN_THREADED {
+            all.push(self.measure_once(run)?);
+        }
+        Ok(determinism::combine(&all))
+    }
+}
+
+impl Emulated {
+    /// The source's sentence, ending with what `claim` says of determinism.
+    fn description(&self, claim: &Claim) -> String {
         let m = &self.cache;
         format!(
             "kfdo's QEMU plugin (kfdo-record, as `kfdo record --method emulated --counters`), one run \
-             per variant under QEMU user mode (qemu-x86_64 or qemu-aarch64, as the program's ELF \
+             per variant ({} for a program that starts threads) under QEMU user mode (qemu-x86_64 or qemu-aarch64, as the program's ELF \
              header says), the program and the processes it forks: \
              instructions and taken / conditional branches are exact user-mode counts; L1i misses \
              ({} {}-way, {}-byte lines) and iTLB misses ({} entries, fully associative, {} pages \
              for user code, {} for kernel text) come from an LRU model, not this CPU; the model's \
              iTLB is a first level alone, with no second-level TLB behind it, so its misses are not \
              the page walks perf's iTLB-load-misses counts, and hot code spread over a few more \
-             pages than its entries misses on nearly every page change; deterministic (the same \
-             binary and input give the same numbers)",
+             pages than its entries misses on nearly every page change; {}",
+            determinism::COUNTS_WHEN_THREADED,
             size(m.l1i_size),
             m.l1i_ways,
             m.l1i_line,
             m.itlb_entries,
             size(m.itlb_page),
-            size(m.itlb_kernel_page)
+            size(m.itlb_kernel_page),
+            determinism_clause(claim)
         )
     }
-    fn measure(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
+
+    /// One run under QEMU with the plugin.
+    fn measure_once(&self, run: &CountedRun<'_>) -> Result<Vec<Counter>, CounterError> {
         // The template's own command, not the timed one: a caller may time a foreign
         // program under its emulator (`qemu-aarch64 -L ... {bin}`), which counted here
         // would be QEMU itself under qemu-x86_64; the template runs the program, which
@@ -546,6 +608,50 @@ mod tests {
         assert_eq!(
             with_kernel[9].name,
             "kernel iTLB misses (model 64-entry, 2M pages)"
+        );
+    }
+
+    #[test]
+    fn rows_carry_the_threads_and_the_sentence_claims_only_what_holds() {
+        let mut file = kfdo_record::CountersFile {
+            source: "kfdo-vlbr emulated counters".into(),
+            model: kfdo_record::CacheModel::default(),
+            total: Default::default(),
+            processes: Vec::new(),
+        };
+        // A file from before threads were counted: unknown, no label.
+        assert!(emulated_counters(&file).iter().all(|c| c.threads.is_none()));
+        let process = |pid, threads| kfdo_record::emulated::counters::ProcessCounters {
+            pid,
+            threads,
+            counts: Default::default(),
+        };
+        file.processes = vec![process(1, 1)];
+        let one = emulated_counters(&file);
+        assert!(one.iter().all(|c| c.threads == Some(1)));
+        assert_eq!(one[0].determinism_label(), None);
+        file.processes = vec![process(1, 5), process(2, 1)];
+        let many = emulated_counters(&file);
+        assert!(many.iter().all(|c| c.threads == Some(5)));
+        assert_eq!(
+            many[0].determinism_label().as_deref(),
+            Some("not deterministic: 5 threads")
+        );
+
+        let src = Emulated {
+            cache: kfdo_record::CacheModel::default(),
+        };
+        let exact = "deterministic (the same binary and input give the same numbers";
+        assert!(!src.describe().contains(exact), "{}", src.describe());
+        assert!(src.describe().contains("not for one that starts threads"));
+        let single = src.describe_counted(&[("a", &one), ("b", &one)]);
+        assert!(single.contains(exact), "{single}");
+        let combined = determinism::combine(&[many.clone(), many.clone(), many]);
+        let mixed = src.describe_counted(&[("a", &one), ("mt", &combined)]);
+        assert!(!mixed.contains(exact), "{mixed}");
+        assert!(
+            mixed.contains("'mt' (not deterministic: 5 threads, counted 3 times)"),
+            "{mixed}"
         );
     }
 

@@ -175,6 +175,9 @@ fn counters_table(out: &mut String, b: &BenchmarkAnalysis) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
+    for line in super::determinism::notes(b) {
+        let _ = write!(out, "<p class=\"legend\">{}</p>", e(&line));
+    }
     for s in &b.counter_sources {
         let _ = write!(out, "<p class=\"legend\">{}</p>", e(s));
     }

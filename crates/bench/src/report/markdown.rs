@@ -95,6 +95,9 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
                 out.push('\n');
             }
             out.push('\n');
+            for line in super::determinism::notes(b) {
+                let _ = writeln!(out, "{}\n", m(&line));
+            }
             for s in &b.counter_sources {
                 let _ = writeln!(out, "Counters: {}\n", m(s));
             }

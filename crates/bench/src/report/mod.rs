@@ -5,6 +5,7 @@
 //! Every string that comes from a command line, a binary or a profile goes
 //! through [`escape_html`] (or [`escape_markdown`]) on its way out.
 
+mod determinism;
 mod escape;
 mod figures;
 pub mod html;

@@ -66,6 +66,9 @@ pub fn summary(a: &BenchmarkAnalysis) -> String {
             }
             out.push('\n');
         }
+        for line in super::determinism::notes(a) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     super::metrics::text(&mut out, a);
     out

@@ -115,19 +115,13 @@ impl Store {
                 // The latest session's counters for this variant.
                 let mut cs = self
                     .conn
-                    .prepare(
-                        "SELECT name, value, source FROM counters WHERE variant = ?1 AND session =
-                           (SELECT MAX(session) FROM counters WHERE variant = ?1) ORDER BY id",
-                    )
+                    .prepare(&format!(
+                        "SELECT {COUNTER_COLUMNS} FROM counters WHERE variant = ?1 AND session =
+                           (SELECT MAX(session) FROM counters WHERE variant = ?1) ORDER BY id"
+                    ))
                     .map_err(&e)?;
                 let counters = cs
-                    .query_map([id], |r| {
-                        Ok(Counter {
-                            name: r.get(0)?,
-                            value: r.get(1)?,
-                            source: r.get(2)?,
-                        })
-                    })
+                    .query_map([id], counter_of_row)
                     .map_err(&e)?
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(&e)?;

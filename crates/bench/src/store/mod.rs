@@ -14,8 +14,28 @@ use crate::warning::Warning;
 
 /// 2 added `run_metrics`; 3 added `identity` to `runs` and `counters` (what the command
 /// ran: see [`crate::identity`]). Older stores are upgraded in place; their runs keep a
-/// NULL identity, unknown, which pools only with itself.
-const SCHEMA_VERSION: i32 = 3;
+/// NULL identity, unknown, which pools only with itself. 4 added to `counters` the
+/// threads the counted program ran and the spread of several counts
+/// ([`crate::counters::determinism`]); older counters keep NULLs there, unknown.
+const SCHEMA_VERSION: i32 = 4;
+
+/// The columns of `counters` that make a [`Counter`], in [`counter_of_row`]'s order.
+const COUNTER_COLUMNS: &str = "name, value, source, threads, spread_min, spread_max, spread_counts";
+
+/// A [`Counter`] from a row selected as [`COUNTER_COLUMNS`].
+fn counter_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Counter> {
+    let spread = match (r.get(4)?, r.get(5)?, r.get(6)?) {
+        (Some(min), Some(max), Some(counts)) => Some(crate::counters::Spread { min, max, counts }),
+        _ => None,
+    };
+    Ok(Counter {
+        name: r.get(0)?,
+        value: r.get(1)?,
+        source: r.get(2)?,
+        threads: r.get(3)?,
+        spread,
+    })
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -245,7 +265,11 @@ impl Store {
                     name TEXT NOT NULL,
                     value REAL NOT NULL,
                     source TEXT NOT NULL,
-                    identity TEXT);
+                    identity TEXT,
+                    threads INTEGER,
+                    spread_min REAL,
+                    spread_max REAL,
+                    spread_counts INTEGER);
                  CREATE TABLE IF NOT EXISTS counter_sources (
                     session INTEGER NOT NULL REFERENCES sessions(id),
                     source TEXT NOT NULL,
@@ -281,6 +305,20 @@ impl Store {
                 .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
                 .map_err(self.err())?;
             upgraded = Some(runs as usize);
+        }
+        if version != 0 && version < 4 {
+            for (column, kind) in [
+                ("threads", "INTEGER"),
+                ("spread_min", "REAL"),
+                ("spread_max", "REAL"),
+                ("spread_counts", "INTEGER"),
+            ] {
+                if !self.has_column("counters", column)? {
+                    self.conn
+                        .execute_batch(&format!("ALTER TABLE counters ADD COLUMN {column} {kind}"))
+                        .map_err(self.err())?;
+                }
+            }
         }
         self.conn
             .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION}"))
@@ -481,21 +519,15 @@ impl Store {
         };
         let mut st = self
             .conn
-            .prepare(
-                "SELECT name, value, source FROM counters WHERE variant = ?1 AND session = ?2
-                 AND (identity IS ?3 OR NOT ?4) ORDER BY id",
-            )
+            .prepare(&format!(
+                "SELECT {COUNTER_COLUMNS} FROM counters WHERE variant = ?1 AND session = ?2
+                 AND (identity IS ?3 OR NOT ?4) ORDER BY id"
+            ))
             .map_err(&e)?;
         let counters = st
             .query_map(
                 params![variant_id, session, identity, match_identity],
-                |r| {
-                    Ok(Counter {
-                        name: r.get(0)?,
-                        value: r.get(1)?,
-                        source: r.get(2)?,
-                    })
-                },
+                counter_of_row,
             )
             .map_err(&e)?
             .collect::<Result<_, _>>()
@@ -558,10 +590,24 @@ impl Store {
     ) -> Result<(), StoreError> {
         let e = self.err();
         for c in counters {
+            let spread = c.spread.as_ref();
             self.conn
                 .execute(
-                    "INSERT INTO counters (session, variant, name, value, source, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![session, variant_id, c.name, c.value, c.source, identity],
+                    "INSERT INTO counters (session, variant, name, value, source, identity, threads, \
+                     spread_min, spread_max, spread_counts) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    params![
+                        session,
+                        variant_id,
+                        c.name,
+                        c.value,
+                        c.source,
+                        identity,
+                        c.threads,
+                        spread.map(|s| s.min),
+                        spread.map(|s| s.max),
+                        spread.map(|s| s.counts)
+                    ],
                 )
                 .map_err(&e)?;
         }
@@ -581,6 +627,29 @@ impl Store {
             )
             .map_err(self.err())?;
         Ok(())
+    }
+
+    /// Replaces a session's description of a counter source: once its counts are in, what
+    /// holds of them in particular (whether they are deterministic).
+    pub fn set_counter_source(
+        &self,
+        session: i64,
+        source: &str,
+        description: &str,
+    ) -> Result<(), StoreError> {
+        let e = self.err();
+        let tx = self.conn.unchecked_transaction().map_err(&e)?;
+        tx.execute(
+            "DELETE FROM counter_sources WHERE session = ?1 AND source = ?2",
+            params![session, source],
+        )
+        .map_err(&e)?;
+        tx.execute(
+            "INSERT INTO counter_sources (session, source, description) VALUES (?1, ?2, ?3)",
+            params![session, source, description],
+        )
+        .map_err(&e)?;
+        tx.commit().map_err(&e)
     }
 
     pub fn set_notes(&self, session: i64, notes: &[Warning]) -> Result<(), StoreError> {

@@ -36,11 +36,7 @@ fn append_reopen_and_conflict() {
         s.add_counters(
             sess,
             ia,
-            &[Counter {
-                name: "instructions".into(),
-                value: 10.0,
-                source: "cachegrind".into(),
-            }],
+            &[Counter::new("instructions", 10.0, "cachegrind")],
         )
         .unwrap();
         // No finish_session: as if the process was killed.
@@ -121,6 +117,66 @@ fn a_version_2_store_gains_identities_its_runs_unknown() {
     // Opened again, it is current: nothing more to say.
     drop(s);
     assert_eq!(Store::open(&path).unwrap().upgraded_runs(), None);
+}
+
+#[test]
+fn a_version_3_stores_counters_stay_readable_and_new_ones_keep_threads_and_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    let v = Variant::new("P", "./prog");
+    let (sess, id) = {
+        // A store as version 3 wrote it: counters without threads or spread.
+        let s = Store::open(&path).unwrap();
+        s.conn
+            .execute_batch(
+                "DROP TABLE counters;
+                 CREATE TABLE counters (id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+                   variant INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL,
+                   source TEXT NOT NULL, identity TEXT);
+                 PRAGMA user_version = 3;",
+            )
+            .unwrap();
+        let sess = s.begin_session("b", &(), &()).unwrap();
+        let id = s.variant("b", &v).unwrap();
+        s.conn
+            .execute(
+                "INSERT INTO counters (session, variant, name, value, source)
+                 VALUES (?1, ?2, 'instructions', 7.0, 'emulated')",
+                params![sess, id],
+            )
+            .unwrap();
+        (sess, id)
+    };
+    let s = Store::open_existing(&path).unwrap();
+    let old = s.latest_counters(id).unwrap().unwrap();
+    assert_eq!(old.session, sess);
+    assert_eq!(
+        old.counters,
+        [Counter::new("instructions", 7.0, "emulated")]
+    );
+    assert_eq!(old.counters[0].determinism_label(), None);
+    drop(s);
+
+    let s = Store::open(&path).unwrap();
+    let sess2 = s.begin_session("b", &(), &()).unwrap();
+    let threaded = Counter {
+        threads: Some(4),
+        spread: Some(crate::counters::Spread {
+            min: 9.0,
+            max: 12.0,
+            counts: 3,
+        }),
+        ..Counter::new("instructions", 10.0, "emulated")
+    };
+    s.add_counters(sess2, id, std::slice::from_ref(&threaded))
+        .unwrap();
+    s.add_counter_source(sess2, "emulated", "before counting")
+        .unwrap();
+    s.set_counter_source(sess2, "emulated", "after counting")
+        .unwrap();
+    let c = s.load().unwrap();
+    assert_eq!(c.benchmarks[0].variants[0].counters, [threaded]);
+    assert_eq!(c.benchmarks[0].counter_sources, ["emulated: after counting"]);
 }
 
 #[test]

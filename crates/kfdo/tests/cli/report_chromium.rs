@@ -65,11 +65,7 @@ fn fill_store(db: &Path) {
         (ib, 1_146_057_323.0, 300_780.0),
         (inew, 615_645_800.0, 184_182.0),
     ] {
-        let c = |name: &str, value: f64| Counter {
-            name: name.into(),
-            value,
-            source: "cachegrind".into(),
-        };
+        let c = |name: &str, value: f64| Counter::new(name, value, "cachegrind");
         s.add_counters(sess, id, &[c("instructions", ins), c("I1 misses", i1)])
             .unwrap();
     }
