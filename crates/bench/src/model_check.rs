@@ -4,8 +4,8 @@
 //! Spearman's correlation, the least-squares slope, and how often the counter moved the
 //! way a significant time change went).
 //!
-//! The points come from one store (a program's runs: wall time and the deterministic
-//! counter rows) or from two (a kernel's emulated counters booted under QEMU, its time
+//! The points come from one store (a program's runs: wall time and the counter rows,
+//! deterministic unless labelled otherwise) or from two (a kernel's emulated counters booted under QEMU, its time
 //! from the User-Mode Linux twins or KVM), paired by benchmark.
 
 use statrs::statistics::{Data, OrderStatistics, RankTieBreaker, Statistics};

@@ -71,7 +71,7 @@ pub struct Args {
     /// Untimed runs of each command first (fills caches, wakes the CPU up).
     #[arg(long, short = 'w', value_name = "N", default_value_t = 1)]
     warmup: usize,
-    /// Counter source: auto (hardware perf if supported, else cachegrind), perf, cachegrind, emulated (kfdo's QEMU plugin: exact instructions and branches, modelled L1i / iTLB misses, deterministic; the command must be one program with arguments), none.
+    /// Counter source: auto (hardware perf if supported, else cachegrind), perf, cachegrind, emulated (kfdo's QEMU plugin: exact instructions and branches, modelled L1i / iTLB misses, deterministic for a single-threaded program; one that starts threads is counted 3 times and labelled "not deterministic: N threads" with the spread; the command must be one program with arguments), none.
     #[arg(long, value_name = "SOURCE", default_value = "auto")]
     counters: Choice,
     /// Results store (SQLite), appended to.

@@ -3,7 +3,9 @@
 //! comparisons, through `sh -c` and through `--shell none`, give the same
 //! numbers), equal what `kfdo record --counters` writes for the same command,
 //! show -O2 executing fewer instructions, and reach the store and the report.
-//! A command with shell syntax is refused with a message that says why.
+//! A command with shell syntax is refused with a message that says why. lz runs
+//! one thread; a program that starts threads (testdata's threads.c) is not
+//! deterministic, and is labelled so instead of claimed exact.
 
 use crate::common;
 
@@ -235,6 +237,119 @@ fn counts_with_stdin_closed() {
     assert!(
         rows.iter()
             .any(|r| r["name"] == "instructions" && r["values"][0].as_f64().unwrap() > 0.0),
+        "{v}"
+    );
+}
+
+/// Runs `kfdo compare --counters emulated` on `variants` (name, command) of
+/// testdata's threads program, and returns the terminal summary, the verdict
+/// JSON and the Markdown report.
+fn compare_threads(
+    dir: &Path,
+    tag: &str,
+    variants: &[(&str, String)],
+) -> (String, serde_json::Value, String) {
+    let db = dir.join(format!("{tag}.db"));
+    let json = dir.join(format!("{tag}.json"));
+    let mut cmd = kfdo();
+    cmd.args([
+        "compare",
+        "--benchmark",
+        tag,
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+    ])
+    .args(["--counters", "emulated", "--shell", "none", "--store"])
+    .arg(&db)
+    .arg("--json")
+    .arg(&json);
+    for (name, command) in variants {
+        cmd.args(["--name", name]).arg(command);
+    }
+    let o = run_ok(&mut cmd);
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rep = dir.join(format!("{tag}-report"));
+    run_ok(
+        kfdo()
+            .args(["report", "--store"])
+            .arg(&db)
+            .arg("-o")
+            .arg(&rep),
+    );
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    (out, v, md)
+}
+
+/// A program that starts threads gets no determinism claim: its counts vary with how
+/// the threads interleave. The plugin's thread count reaches the JSON, the terminal
+/// and the report as "not deterministic: 5 threads" (main and 4 workers), with the
+/// spread of its three counts; single-threaded variants alone keep the claim.
+#[test]
+fn a_threaded_program_is_labelled_not_deterministic_and_only_single_threads_are_claimed_exact() {
+    if !have_qemu() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = build("threads.c", dir.path(), &["-pthread"]);
+    let exact = "deterministic (the same binary and input give the same numbers";
+
+    let (out, v, md) = compare_threads(
+        dir.path(),
+        "mixed",
+        &[
+            ("one", format!("{} 0 20000", bin.display())),
+            ("four", format!("{} 4 20000", bin.display())),
+        ],
+    );
+    let rows = v["benchmark"]["counters"].as_array().unwrap();
+    let ins = rows
+        .iter()
+        .find(|r| r["name"] == "instructions")
+        .unwrap_or_else(|| panic!("no instructions row: {v}"));
+    assert_eq!(ins["labels"][0], serde_json::Value::Null, "{ins}");
+    assert_eq!(ins["labels"][1], "not deterministic: 5 threads", "{ins}");
+    assert_eq!(ins["spreads"][1]["counts"], 3, "{ins}");
+    let (lo, hi) = (
+        ins["spreads"][1]["min"].as_f64().unwrap(),
+        ins["spreads"][1]["max"].as_f64().unwrap(),
+    );
+    let median = ins["values"][1].as_f64().unwrap();
+    assert!(lo <= median && median <= hi, "{ins}");
+    let label =
+        "'four' (emulated): not deterministic: 5 threads; the cells are the median of 3 counts";
+    assert!(out.contains(label), "{out}");
+    assert!(md.contains(label), "{md}");
+    for text in [&out, &md, &v.to_string()] {
+        assert!(!text.contains(exact), "claimed deterministic: {text}");
+    }
+    assert!(md.contains("not deterministic for 'four'"), "{md}");
+
+    // Single-threaded programs only: the claim holds, and is made.
+    let (out, v, md) = compare_threads(
+        dir.path(),
+        "single",
+        &[
+            ("small", format!("{} 0 20000", bin.display())),
+            ("large", format!("{} 0 30000", bin.display())),
+        ],
+    );
+    assert!(md.contains(exact), "{md}");
+    assert!(
+        !md.contains("not deterministic") && !out.contains("not deterministic"),
+        "{md}\n{out}"
+    );
+    let rows = v["benchmark"]["counters"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| r["labels"].as_array().unwrap().iter().all(|l| l.is_null())),
         "{v}"
     );
 }

@@ -27,8 +27,9 @@ pub struct HeatInput {
 }
 
 /// The counter source for the benchmark: "auto" is hardware `perf stat`
-/// where it works, else the emulated counters (deterministic, and far
-/// cheaper than cachegrind on a long benchmark).
+/// where it works, else the emulated counters (deterministic for a
+/// single-threaded benchmark, labelled where not, and far cheaper than
+/// cachegrind on a long benchmark).
 pub fn resolve_counters(requested: Choice) -> (Choice, Option<String>) {
     if requested != Choice::Auto {
         return (requested, None);

@@ -2,8 +2,10 @@
 //! side. The other release's run (baseline and AutoFDO, in `OUT/llvm-N`) is a run of
 //! its own; this module reads both runs' stores and writes the summary's section.
 //!
-//! Counters are deterministic (the same binary and input give the same numbers), so
-//! the baselines' counters compare exactly across the two runs. Times do not: the two
+//! Counters of a single-threaded benchmark are deterministic (the same binary and input
+//! give the same numbers), so the baselines' counters compare exactly across the two
+//! runs; a benchmark that starts threads has its counters labelled "not deterministic",
+//! and the section says so instead. Times do not: the two
 //! runs' benchmarks are not interleaved with each other, so each release's AutoFDO gain
 //! is taken against its own baseline, and the gains are compared.
 
@@ -31,12 +33,23 @@ pub fn section(this: &Run, other: &Run, other_dir: &Path) -> anyhow::Result<Stri
     let (t, o) = (this.llvm.major, other.llvm.major);
     let mut s = String::new();
     writeln!(s, "## LLVM {t} against LLVM {o}\n")?;
+    let threaded = [&a_this, &a_other]
+        .iter()
+        .flat_map(|a| &a.benchmarks)
+        .flat_map(|b| &b.counters)
+        .any(|r| r.labels.iter().any(Option::is_some));
+    let counters = if threaded {
+        "Some counters are of a program that started threads, so they are not deterministic \
+         (each run's report gives their spread) and compare only as far as their spreads allow"
+    } else {
+        "Counters are deterministic (every counted program ran one thread), so the baselines' \
+         counters compare exactly"
+    };
     writeln!(
         s,
         "The same recipe built with LLVM {o}'s tools (baseline and autofdo; that run's \
-         outputs are in {}). Counters are deterministic, so the baselines' counters compare \
-         exactly; the two runs' times were not measured side by side, so each release's \
-         AutoFDO gain is taken against its own baseline (* significant).\n",
+         outputs are in {}). {counters}; the two runs' times were not measured side by side, \
+         so each release's AutoFDO gain is taken against its own baseline (* significant).\n",
         other_dir.display()
     )?;
     for b in &a_this.benchmarks {
