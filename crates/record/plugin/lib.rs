@@ -18,7 +18,9 @@
 //! - Optional counters: instructions, taken and conditional branches, L1i and iTLB misses
 //!   from a small LRU model, split user / kernel by address (kernel = upper half). The
 //!   iTLB's pages are the sizes each region really uses: small (4 KiB) for user code,
-//!   large (2 MiB) for the kernel image's text.
+//!   large (2 MiB) for the kernel image's text. With them, the threads each process
+//!   started (vCPU starts): over one, the counts depend on the threads' interleaving and
+//!   are not deterministic, and readers say so.
 //! - Guest mappings (user mode): the images QEMU loaded itself (program and ELF
 //!   interpreter) from the host's /proc/self/maps at the first executed TB, translated by
 //!   the guest base (host address of the code - guest address, both known exactly from
