@@ -12,6 +12,12 @@ use kfdo_bench::report::metrics::{fmt_change, fmt_value};
 use kfdo_bench::stats;
 use kfdo_bench::store::Store;
 
+/// How the page's changes read, said once at its top (the tables, the shares of ifdo's
+/// change and the native section under it sign a change this way).
+pub const SIGNS: &str = "Every change on this page is against the baseline, in percent of \
+     the baseline's value: − is less, + is more (fewer events, a shorter time and more \
+     operations per second are better); the verdicts say better or worse in words.";
+
 /// A heat map's hot-text span, per variant.
 pub struct Span {
     pub variant: String,
@@ -195,6 +201,7 @@ pub fn render(
     let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
     let mut s = String::new();
     writeln!(s, "# kfdo optimize: {title}\n")?;
+    writeln!(s, "{SIGNS}\n")?;
     for n in notes {
         writeln!(s, "- {n}")?;
     }

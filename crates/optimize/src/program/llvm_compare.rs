@@ -13,6 +13,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use kfdo_bench::analysis::BenchmarkAnalysis;
+use kfdo_bench::report::fmt_count;
 use kfdo_bench::report::write::load_and_analyze;
 use kfdo_toolchain::Llvm;
 
@@ -97,17 +98,7 @@ fn pct(v: Option<f64>) -> String {
 }
 
 fn count(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| {
-        let digits = format!("{:.0}", v);
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    })
+    v.map_or("–".into(), fmt_count)
 }
 
 fn baselines(s: &mut String, sides: &Sides) -> anyhow::Result<()> {
@@ -151,12 +142,14 @@ fn autofdo(s: &mut String, sides: &Sides) -> anyhow::Result<()> {
     writeln!(s, "### {}: AutoFDO against its own baseline\n", b.name)?;
     writeln!(s, "| | LLVM {o} | LLVM {t} | difference |")?;
     writeln!(s, "|---|---:|---:|---:|")?;
-    let gain = |x: &BenchmarkAnalysis| {
+    // The page's one sign convention (summary::SIGNS): a change, − is faster; a higher
+    // gain bound is a lower change bound.
+    let change = |x: &BenchmarkAnalysis| {
         let g = gains(x).variants.into_iter().find(|v| v.name == afdo)?;
         Some((
-            g.gain_pct?,
-            g.gain_lo_pct.unwrap_or(f64::NAN),
-            g.gain_hi_pct.unwrap_or(f64::NAN),
+            -g.gain_pct?,
+            -g.gain_hi_pct.unwrap_or(f64::NAN),
+            -g.gain_lo_pct.unwrap_or(f64::NAN),
             if g.significant { " *" } else { "" },
         ))
     };
@@ -165,16 +158,16 @@ fn autofdo(s: &mut String, sides: &Sides) -> anyhow::Result<()> {
             format!("{g:+.1} % [{lo:+.1}, {hi:+.1}]{mark}")
         })
     };
-    let (go, gt) = (gain(ob), gain(b));
-    let diff = match (&go, &gt) {
+    let (co, ct) = (change(ob), change(b));
+    let diff = match (&co, &ct) {
         (Some(a), Some(b)) => format!("{:+.1} points", b.0 - a.0),
         _ => "–".into(),
     };
     writeln!(
         s,
-        "| time saved [95 % CI] | {} | {} | {diff} |",
-        cell(&go),
-        cell(&gt)
+        "| time change [95 % CI] | {} | {} | {diff} |",
+        cell(&co),
+        cell(&ct)
     )?;
     for row in &b.counters {
         let co = change_pct(counter(ob, &row.name, base), counter(ob, &row.name, afdo));

@@ -28,7 +28,7 @@ use super::flags::{clang_flags, propeller_flags};
 use super::judge::{resolve_counters, HeatInput};
 use super::postlink::{bolt_profile_lines, explain_warnings, layout_warnings, quote_warnings};
 use super::train::{resolve_method, PropellerProfiles, Recording};
-use crate::steps::agree::{profiles_agree, tool_name};
+use crate::steps::agree::{agreement, tool_name};
 use crate::steps::gcc_note::gcc_autofdo_note;
 use crate::steps::ProfileFile;
 use crate::vocabulary::{ProfileKind, Variant};
@@ -253,8 +253,12 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let (baseline, instrumented) = build_baseline(ctx, &sources)?;
     let trained = train(ctx, &baseline, instrumented.as_ref(), setup.method)?;
     let mut notes = Vec::new();
-    if let (Some(k), Some(l)) = (&trained.kfdo, &trained.profgen) {
-        notes.push(profiles_agree(&k.path, &l.path, tool_name(&o.profgen)));
+    let profiles = match (&trained.kfdo, &trained.profgen) {
+        (Some(k), Some(l)) => Some(agreement(&k.path, &l.path, tool_name(&o.profgen))),
+        _ => None,
+    };
+    if let Some(a) = &profiles {
+        notes.push(a.note.clone());
     }
     if let Some(p) = &trained.on_baseline.propeller {
         notes.push(format!(
@@ -284,6 +288,7 @@ fn run_steps(ctx: &Ctx) -> anyhow::Result<Outcome> {
         &ctx.recipe().name,
         &notes,
         time_label.as_deref(),
+        profiles.as_ref().is_some_and(|a| a.equal),
     )?;
     if let Some(against) = &o.against {
         let this = super::llvm_compare::Run {

@@ -22,6 +22,9 @@ pub struct Gains {
     pub autofdo_share_of_ifdo: Option<f64>,
     /// autofdo's gain minus autofdo-llvm-profgen's, in points.
     pub autofdo_minus_llvm_profgen: Option<f64>,
+    /// Whether autofdo's and autofdo-llvm-profgen's times differ significantly (Welch's
+    /// test and the interval of their ratio, as against the baseline).
+    pub autofdo_vs_llvm_profgen_significant: Option<bool>,
     /// Each layout variant (Propeller, BOLT) judged, against the build it optimizes.
     pub layout_over_base: Vec<LayoutGain>,
 }
@@ -64,7 +67,13 @@ pub fn gains(b: &BenchmarkAnalysis) -> Gains {
             }
         })
         .collect();
-    Gains::new(b.name.clone(), variants)
+    let mut g = Gains::new(b.name.clone(), variants);
+    let wall = |n: &str| b.variants.iter().find(|v| v.name == n).map(|v| &v.wall_s);
+    if let (Some(af), Some(lp)) = (wall("autofdo"), wall("autofdo-llvm-profgen")) {
+        g.autofdo_vs_llvm_profgen_significant =
+            stats::compare_pair(lp, af, stats::BOOTSTRAP_RESAMPLES).map(|c| c.significant);
+    }
+    g
 }
 
 impl Gains {
@@ -106,25 +115,36 @@ impl Gains {
             variants,
             autofdo_share_of_ifdo,
             autofdo_minus_llvm_profgen,
+            autofdo_vs_llvm_profgen_significant: None,
             layout_over_base,
         }
     }
 }
 
+/// How the page's changes read, said once at its top: every table and section under it
+/// (the verdicts, the counters, the LLVM releases' comparison) signs a change this way.
+pub const SIGNS: &str = "Every change on this page is against the baseline, in percent of \
+     the baseline's value: − is less (a shorter time, fewer events), + is more; the verdicts \
+     say faster or slower in words.";
+
 /// The summary text (Markdown that reads well on a terminal) and the gains.
 /// `emulated`: what the timed runs' seconds are when they are not this CPU's (a cross
 /// build timed under QEMU), said under every table and in its time column.
+/// `profiles_equal`: kfdo's AutoFDO profile equals llvm-profgen's, so autofdo and
+/// autofdo-llvm-profgen are one build and their times are not weighed against each other.
 pub fn summarize(
     store: &Path,
     recipe: &str,
     notes: &[String],
     emulated: Option<&str>,
+    profiles_equal: bool,
 ) -> anyhow::Result<(String, Vec<Gains>)> {
     let contents = Store::open_existing(store)?.load()?;
     let a = analysis::analyze(&contents, stats::BOOTSTRAP_RESAMPLES);
     let mut s = String::new();
     let mut all = Vec::new();
     writeln!(s, "# kfdo optimize: {recipe}\n")?;
+    writeln!(s, "{SIGNS}\n")?;
     for n in notes {
         writeln!(s, "- {n}")?;
     }
@@ -161,17 +181,17 @@ pub fn summarize(
         };
         writeln!(
             s,
-            "| variant | {time} | time saved [95 % CI] | p (Welch) | verdict |"
+            "| variant | {time} | time change [95 % CI] | p (Welch) | verdict |"
         )?;
         writeln!(s, "|---|---:|---:|---:|---|")?;
         for (v, va) in g.variants.iter().zip(&b.variants) {
-            let (saved, p, verdict) = match (v.gain_pct, va.vs_baseline.as_ref()) {
+            let (change, p, verdict) = match (v.gain_pct, va.vs_baseline.as_ref()) {
                 (Some(gp), Some(c)) => (
                     format!(
                         "{} [{}, {}]",
-                        fmt_pct(gp),
-                        fmt_pct(v.gain_lo_pct.unwrap_or(f64::NAN)),
-                        fmt_pct(v.gain_hi_pct.unwrap_or(f64::NAN))
+                        fmt_pct(c.change_pct()),
+                        fmt_pct((c.ratio.lo - 1.0) * 100.0),
+                        fmt_pct((c.ratio.hi - 1.0) * 100.0)
                     ),
                     format!("{}{}", v.p.map(fmt_p).unwrap_or_else(|| "–".into()), c.mark),
                     if !c.significant {
@@ -186,7 +206,7 @@ pub fn summarize(
             };
             writeln!(
                 s,
-                "| {} | {} | {saved} | {p} | {verdict} |",
+                "| {} | {} | {change} | {p} | {verdict} |",
                 v.name,
                 fmt_time(v.mean_s)
             )?;
@@ -213,7 +233,7 @@ pub fn summarize(
             }
         }
         writeln!(s)?;
-        for line in verdict_lines(&g) {
+        for line in verdict_lines(&g, profiles_equal) {
             writeln!(s, "- {line}")?;
         }
         writeln!(s)?;
@@ -250,8 +270,9 @@ fn change_words(gain_pct: f64) -> String {
 /// The summary's two comparisons: autofdo's gain as a share of instrumented
 /// PGO's, and against llvm-profgen's profile. A share is given only when both gains are
 /// gains (and PGO's is significant): a share of a loss says nothing.
-fn verdict_lines(g: &Gains) -> Vec<String> {
+fn verdict_lines(g: &Gains, profiles_equal: bool) -> Vec<String> {
     let mut out = autofdo_lines(g);
+    out.extend(against_llvm_profgen(g, profiles_equal));
     out.extend(layout_lines(g));
     out
 }
@@ -303,17 +324,38 @@ fn autofdo_lines(g: &Gains) -> Vec<String> {
             )),
         }
     }
-    if let (Some(d), Some(lp)) = (
-        g.autofdo_minus_llvm_profgen,
-        find("autofdo-llvm-profgen").and_then(|v| v.gain_pct),
-    ) {
-        out.push(format!(
-            "autofdo (kfdo's profile) {}, autofdo-llvm-profgen {}: {d:+.2} points (target: at least the same gain).",
-            change_words(af_gain),
-            change_words(lp)
-        ));
-    }
     out
+}
+
+/// autofdo (kfdo's profile) against autofdo-llvm-profgen (llvm-profgen's): one build
+/// when the profiles are equal, said so with no target (their times differ by noise
+/// alone); else the target line only when the two times differ significantly, since a
+/// gap within the noise neither meets nor misses it.
+fn against_llvm_profgen(g: &Gains, profiles_equal: bool) -> Option<String> {
+    let find = |n: &str| g.variants.iter().find(|v| v.name == n);
+    let af = find("autofdo")?.gain_pct?;
+    let lp = find("autofdo-llvm-profgen")?.gain_pct?;
+    let d = g.autofdo_minus_llvm_profgen?;
+    let both = format!(
+        "autofdo (kfdo's profile) {}, autofdo-llvm-profgen {}",
+        change_words(af),
+        change_words(lp)
+    );
+    Some(if profiles_equal {
+        "autofdo and autofdo-llvm-profgen are the same build (kfdo's profile equals \
+         llvm-profgen's): their times differ by noise alone, so they are not weighed \
+         against each other."
+            .to_string()
+    } else if g.autofdo_vs_llvm_profgen_significant == Some(true) {
+        format!(
+            "{both}: autofdo is {:.2} points of the baseline's time {} (significant; target: \
+             at least the same gain).",
+            d.abs(),
+            if d < 0.0 { "slower" } else { "faster" }
+        )
+    } else {
+        format!("{both}: no significant difference between the two builds.")
+    })
 }
 
 #[cfg(test)]
@@ -372,7 +414,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            verdict_lines(&g),
+            verdict_lines(&g, false),
             ["autofdo+thinlto+bolt saves 5.00 % against autofdo+thinlto alone (mean times)."]
         );
         let json = serde_json::to_value(&g).unwrap();
@@ -381,24 +423,35 @@ mod tests {
 
     #[test]
     fn a_gain_is_a_share_of_pgo_and_a_loss_is_called_a_loss() {
-        let win = verdict_lines(&gains(&[
+        let mut g = gains(&[
             ("autofdo", 9.08, true),
             ("autofdo-llvm-profgen", 9.65, true),
             ("ifdo", 10.84, true),
-        ]));
+        ]);
+        g.autofdo_vs_llvm_profgen_significant = Some(true);
+        let win = verdict_lines(&g, false);
         assert_eq!(win.len(), 2, "{win:?}");
         assert!(
             win[0].contains("**84 %** of instrumented PGO's 10.84 %"),
             "{win:?}"
         );
-        assert!(win[1].contains("saves 9.08 %, autofdo-llvm-profgen saves 9.65 %: -0.57 points"));
+        assert!(
+            win[1].contains(
+                "saves 9.08 %, autofdo-llvm-profgen saves 9.65 %: autofdo is 0.57 points of \
+                 the baseline's time slower (significant; target: at least the same gain)"
+            ),
+            "{win:?}"
+        );
 
         // lua5.4 as measured: autofdo slower, PGO barely faster. No "-723 %" share.
-        let loss = verdict_lines(&gains(&[
-            ("autofdo", -8.88, true),
-            ("autofdo-llvm-profgen", -8.48, true),
-            ("ifdo", 1.23, true),
-        ]));
+        let loss = verdict_lines(
+            &gains(&[
+                ("autofdo", -8.88, true),
+                ("autofdo-llvm-profgen", -8.48, true),
+                ("ifdo", 1.23, true),
+            ]),
+            false,
+        );
         assert!(
             loss[0].starts_with(
                 "autofdo is 8.88 % slower (significant) while instrumented PGO saves 1.23 %"
@@ -408,10 +461,112 @@ mod tests {
         assert!(!loss.iter().any(|l| l.contains("saves -")), "{loss:?}");
         assert!(loss[1].contains("is 8.88 % slower, autofdo-llvm-profgen is 8.48 % slower"));
 
-        let flat = verdict_lines(&gains(&[("autofdo", 2.0, true), ("ifdo", 0.5, false)]));
+        let flat = verdict_lines(
+            &gains(&[("autofdo", 2.0, true), ("ifdo", 0.5, false)]),
+            false,
+        );
         assert_eq!(
             flat,
             ["ifdo is not significantly faster than the baseline, so no share of its gain is given."]
         );
+    }
+
+    /// The two profiles byte-identical (as measured: autofdo 0.05 %, autofdo-llvm-profgen
+    /// 2.87 %, one build timed twice): no target line, the summary says they are one build.
+    #[test]
+    fn equal_profiles_are_one_build_and_get_no_target_line() {
+        let mut g = gains(&[
+            ("autofdo", 0.05, false),
+            ("autofdo-llvm-profgen", 2.87, true),
+        ]);
+        g.autofdo_vs_llvm_profgen_significant = Some(true);
+        let same = verdict_lines(&g, true);
+        assert_eq!(same.len(), 1, "{same:?}");
+        assert!(same[0].starts_with("autofdo and autofdo-llvm-profgen are the same build"));
+        assert!(!same.iter().any(|l| l.contains("target")), "{same:?}");
+    }
+
+    /// Different profiles whose builds' times do not differ significantly: both gains,
+    /// and no target to meet or miss.
+    #[test]
+    fn a_target_line_needs_a_significant_difference() {
+        let mut g = gains(&[
+            ("autofdo", 0.05, false),
+            ("autofdo-llvm-profgen", 2.87, true),
+        ]);
+        g.autofdo_vs_llvm_profgen_significant = Some(false);
+        let lines = verdict_lines(&g, false);
+        assert_eq!(
+            lines,
+            [
+                "autofdo (kfdo's profile) saves 0.05 %, autofdo-llvm-profgen saves 2.87 %: no \
+              significant difference between the two builds."
+            ]
+        );
+        g.autofdo_vs_llvm_profgen_significant = None;
+        assert!(!verdict_lines(&g, false)[0].contains("target"));
+        g.autofdo_vs_llvm_profgen_significant = Some(true);
+        let l = &verdict_lines(&g, false)[0];
+        assert!(
+            l.contains("autofdo is 2.82 points of the baseline's time slower (significant; target"),
+            "{l}"
+        );
+    }
+
+    /// A store of two variants, the second 10 % faster: the page's one convention.
+    fn store_with_a_faster_variant(db: &Path) {
+        use kfdo_bench::runner::{RunResult, Variant};
+        let s = Store::open(db).unwrap();
+        let sess = s
+            .begin_session(
+                "b",
+                &kfdo_bench::env::capture("test"),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        let variant = |name: &str| Variant {
+            name: name.into(),
+            command: format!("./{name}"),
+            flags: None,
+            program: None,
+        };
+        let ids = [
+            s.variant("b", &variant("baseline")).unwrap(),
+            s.variant("b", &variant("autofdo")).unwrap(),
+        ];
+        for i in 0..8 {
+            let wobble = (i % 3) as f64 * 0.001;
+            for (id, t) in ids.iter().zip([0.200, 0.180]) {
+                let r = RunResult {
+                    metrics: Vec::new(),
+                    variant: 0,
+                    index: i,
+                    seq: i,
+                    wall_s: t + wobble,
+                    user_s: t,
+                    sys_s: 0.0,
+                    started_unix: 0.0,
+                };
+                s.add_run(sess, *id, &r).unwrap();
+            }
+        }
+        s.finish_session(sess, "complete").unwrap();
+    }
+
+    /// One sign convention on the page: a change (− is faster) said once at the top,
+    /// and the verdict table's time column in it, never a "time saved".
+    #[test]
+    fn the_page_signs_every_change_one_way_and_says_so_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        store_with_a_faster_variant(&db);
+        let (page, _) = summarize(&db, "r", &[], None, false).unwrap();
+        assert_eq!(page.matches(SIGNS).count(), 1, "{page}");
+        assert!(page.find(SIGNS) < page.find("## b"), "{page}");
+        assert!(!page.contains("saved"), "{page}");
+        assert!(page.contains("| time change [95 % CI] |"), "{page}");
+        let row = page.lines().find(|l| l.starts_with("| autofdo |")).unwrap();
+        assert!(row.contains("| \u{2212}10.0 % ["), "{row}");
+        assert!(row.ends_with("| faster |"), "{row}");
     }
 }
