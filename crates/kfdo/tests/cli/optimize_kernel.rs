@@ -428,7 +428,12 @@ fn bad_inputs(recipe: &Path, out: &Path) {
             assert!(changed.contains(from), "the test recipe has no `{from}`");
             changed = changed.replacen(from, to, 1);
         }
-        let dir = out.join(format!("bad-recipe-{what}"));
+        // Beside the output, not in it: kfdo optimize refuses an output directory that
+        // holds its recipe.
+        let dir = out.with_file_name(format!(
+            "{}-bad-recipe-{what}",
+            out.file_name().unwrap().to_string_lossy()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("recipe.toml"), changed).unwrap();
         let o = optimize_cmd(&dir, out, false).output().unwrap();
