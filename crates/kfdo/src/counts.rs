@@ -2,17 +2,9 @@
 //! holds samples of every process, fewer of them are the binary's, fewer still fall
 //! in its text.
 
-/// `56,972`.
+/// `56,972`: the reports' grouping, so a count reads the same in both.
 pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    kfdo_bench::report::fmt_count_int(n)
 }
 
 /// Every sample the recording holds.

@@ -41,16 +41,24 @@ pub fn fmt_count(v: f64) -> String {
         return "–".into();
     }
     let n = v.round() as i128;
-    let digits = n.unsigned_abs().to_string();
+    let out = fmt_count_int(n.unsigned_abs());
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// A whole count with thousands separators (`71,349,910`), exact at any size: the one
+/// place digits are grouped, for counts that are integers already (samples, branches).
+pub fn fmt_count_int(n: impl Into<u128>) -> String {
+    let digits = n.into().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
-    }
-    if n < 0 {
-        out.insert(0, '-');
     }
     out
 }
@@ -102,6 +110,15 @@ pub fn fmt_speed(ratio: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands_exactly() {
+        assert_eq!(fmt_count_int(71_349_910u64), "71,349,910");
+        assert_eq!(fmt_count_int(999u64), "999");
+        assert_eq!(fmt_count_int(u64::MAX), "18,446,744,073,709,551,615");
+        assert_eq!(fmt_count(-1234.4), "-1,234");
+        assert_eq!(fmt_count(f64::NAN), "–");
+    }
 
     #[test]
     fn utc_dates() {

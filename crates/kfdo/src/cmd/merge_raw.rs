@@ -112,9 +112,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         r.dropped_build_id,
         r.dropped_window,
         r.dropped_bad.len(),
-        r.rows_in,
-        r.rows_out,
-        r.samples,
+        crate::counts::grouped(r.rows_in as u64),
+        crate::counts::grouped(r.rows_out as u64),
+        crate::counts::grouped(r.samples as u64),
         a.output.display()
     ));
     if a.json {

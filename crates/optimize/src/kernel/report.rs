@@ -53,7 +53,9 @@ impl KernelCtx {
                     let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
                     log.say(&format!(
                         "{}: hot text span {} bytes ({} samples in vmlinux's text)",
-                        k.variant, map.span.bytes, map.samples_in_text
+                        k.variant,
+                        kfdo_bench::report::fmt_count_int(map.span.bytes),
+                        kfdo_bench::report::fmt_count_int(map.samples_in_text)
                     ));
                     spans.push(serde_json::json!({
                         "variant": k.variant, "bytes": map.span.bytes,

@@ -260,7 +260,7 @@ pub fn render(
                 sp.variant,
                 kfdo_bench::report::fmt_count(sp.bytes as f64),
                 sp.lines,
-                sp.samples
+                kfdo_bench::report::fmt_count_int(sp.samples)
             )?;
         }
         writeln!(s)?;

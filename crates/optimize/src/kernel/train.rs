@@ -62,7 +62,7 @@ impl KernelCtx {
             }
             log.say(&format!(
                 "{} kernel samples at period {period}; {}",
-                booted.outcome.samples,
+                kfdo_bench::report::fmt_count_int(booted.outcome.samples),
                 booted
                     .results
                     .iter()
@@ -142,14 +142,16 @@ impl KernelCtx {
             }
             log.say(&format!(
                 "kfdo profile --kernel: {} samples in vmlinux -> {} functions, {} total",
-                s.samples_in_binary(),
+                kfdo_bench::report::fmt_count_int(s.samples_in_binary()),
                 s.functions,
-                s.total_samples
+                kfdo_bench::report::fmt_count_int(s.total_samples)
             ));
             for m in &s.modules {
                 log.say(&format!(
                     "  module {}: {} functions, {} samples",
-                    m.module, m.functions, m.total_samples
+                    m.module,
+                    m.functions,
+                    kfdo_bench::report::fmt_count_int(m.total_samples)
                 ));
             }
             if vmlinux_only != out {

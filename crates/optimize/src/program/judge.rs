@@ -190,11 +190,11 @@ impl Ctx {
                     log.say(&format!(
                         "{}: {} samples in {}'s text (of {} recorded); hot text span ({:.0} %): {} bytes",
                         map.label,
-                        map.samples_in_text,
+                        kfdo_bench::report::fmt_count_int(map.samples_in_text),
                         h.binary.binary.file_name().unwrap_or_default().to_string_lossy(),
-                        map.samples_total,
+                        kfdo_bench::report::fmt_count_int(map.samples_total),
                         map.span.fraction * 100.0,
-                        map.span.bytes
+                        kfdo_bench::report::fmt_count_int(map.span.bytes)
                     ));
                 }
                 let done = kfdo_bench::report::write::write_report(

@@ -123,8 +123,8 @@ impl Ctx {
                 }
                 log.say(&format!(
                     "kfdo record: {} samples recorded (all processes; {} taken branches), {} executable mappings, {} process(es) -> {}",
-                    out.samples,
-                    out.branches,
+                    kfdo_bench::report::fmt_count_int(out.samples),
+                    kfdo_bench::report::fmt_count_int(out.branches),
                     out.mmaps,
                     out.processes,
                     perf_data.display()
@@ -180,10 +180,10 @@ impl Ctx {
             let summary = convert(log, built, rec, format, gcc_version, &out)?;
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} ranges, {} branches, {} functions -> {} ({}) in {:.2}s",
-                summary.samples_in_binary(),
+                kfdo_bench::report::fmt_count_int(summary.samples_in_binary()),
                 built.binary.display(),
-                summary.ranges,
-                summary.branches,
+                kfdo_bench::report::fmt_count_int(summary.ranges as u64),
+                kfdo_bench::report::fmt_count_int(summary.branches as u64),
                 summary.functions,
                 out.display(),
                 summary.format,
@@ -224,7 +224,7 @@ impl Ctx {
             let facts = serde_json::to_value(&outcome.propeller).unwrap_or_default();
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} and {} in {:.2}s",
-                outcome.samples_in_binary(),
+                kfdo_bench::report::fmt_count_int(outcome.samples_in_binary()),
                 built.binary.display(),
                 cc.display(),
                 ld.display(),
@@ -270,7 +270,7 @@ impl Ctx {
             let facts = serde_json::to_value(&outcome.bolt).unwrap_or_default();
             log.say(&format!(
                 "kfdo profile: {} samples in {} -> {} ({facts}) in {:.2}s",
-                outcome.samples_in_binary(),
+                kfdo_bench::report::fmt_count_int(outcome.samples_in_binary()),
                 built.binary.display(),
                 out.display(),
                 outcome.seconds
