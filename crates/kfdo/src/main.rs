@@ -3,12 +3,14 @@
 //!
 //! Layers, bottom first (the `layering` test checks them): `output` (the global flags
 //! and how messages are printed); `counts` (the words for sample counts), `json_out`
-//! (where `--json` / `--json-out` go) and `next` (each summary's next step); `cmd`.
+//! (where `--json` / `--json-out` go), `next` (each summary's next step) and `next_view`
+//! (the next step of the commands whose output is read as it is); `cmd`.
 
 mod cmd;
 mod counts;
 mod json_out;
 mod next;
+mod next_view;
 mod output;
 
 #[cfg(test)]
@@ -16,7 +18,11 @@ mod layering {
     #[test]
     fn modules_only_use_lower_layers() {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let layers: &[&[&str]] = &[&["output"], &["counts", "json_out", "next"], &["cmd"]];
+        let layers: &[&[&str]] = &[
+            &["output"],
+            &["counts", "json_out", "next", "next_view"],
+            &["cmd"],
+        ];
         kfdo_testkit::layering::assert_layers(&src, layers, &["main.rs"]);
     }
 }

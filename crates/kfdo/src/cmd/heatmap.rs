@@ -100,9 +100,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     );
     for f in done.functions.iter().take(5) {
         text.push_str(&format!(
-            "\n  {:>6.2} %  {:>8}  0x{:x} {}",
+            "\n  {:>6.2} %  {:>10} samples  0x{:x} {}",
             100.0 * f.samples as f64 / done.samples_in_text.max(1) as f64,
-            f.samples,
+            counts::grouped(f.samples),
             f.addr,
             f.name
         ));
@@ -114,6 +114,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         "wrote {} and {}",
         done.png.display(),
         done.svg.display()
+    ));
+    g.info(format!(
+        "kfdo heatmap: next: {}",
+        crate::next_view::heatmap(&done.svg, args.store.as_deref())
     ));
     Ok(0)
 }

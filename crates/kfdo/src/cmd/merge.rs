@@ -55,7 +55,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     if stats.overflows > 0 {
         eprintln!(
             "kfdo: warning: {} count(s) saturated at 2^64-1 while merging (llvm-profdata: counter overflow)",
-            stats.overflows
+            crate::counts::grouped(stats.overflows)
         );
     }
     let fmt = match a.format {
@@ -63,6 +63,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         OutFormat::Extbinary => Format::ExtBinary,
     };
     write_profile_file(&profile, fmt, &a.output)?;
+    let next = crate::next_view::merged(&a.output);
     if a.json {
         let files: Vec<serde_json::Value> = inputs
             .iter()
@@ -74,6 +75,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             "functions": profile.len(),
             "total_samples": profile.total(),
             "overflows": stats.overflows,
+            "next": next,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     }
@@ -81,8 +83,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         "merged {} profile(s): {} functions, {} samples -> {}",
         inputs.len(),
         profile.len(),
-        profile.total(),
+        crate::counts::grouped(profile.total()),
         a.output.display()
     ));
+    g.info(format!("kfdo merge: next: {next}"));
     Ok(0)
 }

@@ -52,6 +52,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     ));
     json.text_summary(&format!("{}\n", done.index.display()), g);
     json.print()?;
+    g.info(format!(
+        "kfdo report: next: {}",
+        crate::next_view::report(&done.index)
+    ));
     Ok(0)
 }
 

@@ -22,6 +22,7 @@ mod fleet_spark;
 mod heatmap_perf;
 mod merge_raw_s3;
 mod next_steps;
+mod next_views;
 mod optimize_aarch64;
 mod optimize_cli;
 mod optimize_gcc;
