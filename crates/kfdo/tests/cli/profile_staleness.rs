@@ -171,3 +171,119 @@ fn diff_and_staleness_name_the_removed_and_edited_functions() {
         .unwrap()
         .contains("whole-program similarity"));
 }
+
+/// A program whose hot loop is a static helper inlined into `main`.
+const INLINED_SRC: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+static inline __attribute__((always_inline)) long step(long x) {
+  long s = x;
+  for (int i = 0; i < 16; i++) {
+    s = s * 31 + i;
+    s ^= s >> 5;
+  }
+  return s;
+}
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 100000;
+  long acc = 1;
+  for (long i = 0; i < n; i++)
+    acc += step(acc + i);
+  printf("%ld\n", acc);
+  return 0;
+}
+"#;
+
+/// Builds `src` as `DIR/prog.c`, compiled from DIR under that relative name: both
+/// releases then give the static helper the same unique internal linkage name (its
+/// hash is of the source file's name), as one file rebuilt in place does.
+fn build_in(dir: &Path, src: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("prog.c"), src).unwrap();
+    run_ok(
+        Command::new("clang-19")
+            .args(CFLAGS)
+            .args(["-o", "prog", "prog.c"])
+            .current_dir(dir),
+    );
+    dir.join("prog")
+}
+
+#[test]
+fn lines_inserted_into_an_inlined_helper_make_its_caller_stale() {
+    if !tools() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The next release: two lines at the top of the helper, which moves every line
+    // of its body that the old profile's inlinee is keyed by.
+    let new_src = INLINED_SRC.replace(
+        "  long s = x;\n",
+        "  if (x & 1)\n    x += 7;\n  long s = x;\n",
+    );
+    let old_bin = build_in(&d.join("old"), INLINED_SRC);
+    let new_bin = build_in(&d.join("new"), &new_src);
+    let old_prof = d.join("old.prof");
+    let data = d.join("rec.data");
+    record_emulated(&old_bin, &["20000"], &data);
+    profile_perf_data(&old_bin, &data, &old_prof, "extbinary");
+    let out = run_ok(
+        kfdo()
+            .args(["diff", "--json", "--binary"])
+            .arg(&new_bin)
+            .arg(&old_prof)
+            .arg(&old_prof),
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let st = &j["staleness"];
+    let stale: Vec<&str> = st["stale"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(stale, ["main"], "{st:#}");
+    // The lines that changed are the helper's, where it is inlined in main:
+    // `SITE>NAME:LINE`, NAME being its unique internal linkage name.
+    let locations: Vec<&str> = ["missing_locations", "new_locations"]
+        .iter()
+        .flat_map(|k| st["stale"][0][k].as_array().unwrap())
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let in_step = |l: &str| {
+        l.split_once('>')
+            .is_some_and(|(site, rest)| site.parse::<u32>().is_ok() && rest.contains("step"))
+    };
+    assert!(
+        !locations.is_empty() && locations.iter().all(|l| in_step(l)),
+        "{st:#}"
+    );
+    assert_eq!(st["fresh_functions"].as_u64(), Some(0), "{st:#}");
+    assert_eq!(st["matching_share"].as_f64(), Some(0.0), "{st:#}");
+    // The text says so too, and the old build still matches its own profile.
+    let text = run_ok(
+        kfdo()
+            .arg("diff")
+            .arg("--binary")
+            .arg(&new_bin)
+            .arg(&old_prof)
+            .arg(&old_prof),
+    );
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("0 of 1 functions still match"), "{text}");
+    let same = run_ok(
+        kfdo()
+            .args(["diff", "--json", "--binary"])
+            .arg(&old_bin)
+            .arg(&old_prof)
+            .arg(&old_prof),
+    );
+    let j: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    assert_eq!(
+        j["staleness"]["matching_share"].as_f64(),
+        Some(1.0),
+        "{j:#}"
+    );
+}
