@@ -16,7 +16,8 @@
 //!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
 //! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
 //!    Propeller summaries), `arch_check` (recordings against the binary's
-//!    architecture), `parquet_input` (`--from-raw`), `show_bb_addr_map`.
+//!    architecture), `parquet_input` (`--from-raw`), `show_bb_addr_map`, `built_by`
+//!    (the compiler that built a binary, [`Compiler`]).
 //! 3. `collect` (every input of a request read into one raw profile), `gcov`
 //!    (which GCC a gcov profile is for, and why).
 //! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
@@ -29,6 +30,7 @@
 mod arch_check;
 mod autofdo;
 mod bolt;
+mod built_by;
 mod collect;
 mod error;
 mod gcov;
@@ -42,8 +44,11 @@ mod request;
 mod show;
 mod show_bb_addr_map;
 
+pub use built_by::built_by;
 pub use error::ProfileError;
 pub use gcov::gcc_major_on_path;
+/// The compiler release that built a binary ([`built_by`]).
+pub use kfdo_elf::Compiler;
 pub use outcome::{
     BoltSummary, GccRelease, GccSource, ModuleOutcome, ProfileOutcome, PropellerSummary,
 };
@@ -72,7 +77,13 @@ mod layering {
     fn modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
             &["request", "error", "show"],
-            &["outcome", "arch_check", "parquet_input", "show_bb_addr_map"],
+            &[
+                "outcome",
+                "arch_check",
+                "parquet_input",
+                "show_bb_addr_map",
+                "built_by",
+            ],
             &["collect", "gcov"],
             &["autofdo", "raw", "bolt", "propeller", "raw_out"],
             &["profile"],

@@ -69,7 +69,9 @@ pub use bb_addr_map::{
 };
 pub use binary::{Binary, SectionInfo};
 pub use code::Code;
-pub use dwarf::producer::{gcc_major_of_producer, producers};
+pub use dwarf::producer::{
+    clang_major_of_producer, compiler_of_producers, gcc_major_of_producer, producers, Compiler,
+};
 pub use error::ElfError;
 pub use relocatable::LAYOUT_BASE as RELOCATABLE_LAYOUT_BASE;
 pub use segments::{LoadSegment, PROFGEN_PAGE_SIZE};

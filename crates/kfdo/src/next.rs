@@ -2,6 +2,7 @@
 //! profile` of its recording, `kfdo profile` the compiler (or post-link) command that
 //! reads the profile it wrote.
 
+use kfdo_convert::Compiler;
 use kfdo_convert::OutputFormat;
 use std::path::Path;
 
@@ -40,12 +41,18 @@ pub fn from_raw_command(flags: &[String], binary: &Path, parquet: &Path) -> Stri
     shell_words::join(words)
 }
 
-/// The profile's name beside its recording: `BIN.afdo` in the recording's directory.
+/// The profile's name beside its recording, in the format `kfdo profile` writes by
+/// default for the binary: `BIN.gcov` for a binary GCC built (GCC's AutoFDO format,
+/// which clang cannot read), else `BIN.afdo`.
 pub fn profile_path(binary: &Path, perf_data: &Path) -> std::path::PathBuf {
     let stem = binary
         .file_name()
         .map_or_else(|| "profile".into(), |n| n.to_string_lossy().into_owned());
-    perf_data.with_file_name(format!("{stem}.afdo"))
+    let ext = match kfdo_convert::built_by(binary) {
+        Some(Compiler::Gcc(_)) => "gcov",
+        _ => "afdo",
+    };
+    perf_data.with_file_name(format!("{stem}.{ext}"))
 }
 
 /// What reads a profile `kfdo profile` wrote.
@@ -56,6 +63,27 @@ pub struct Written<'a> {
     pub output: &'a Path,
     /// Propeller's two files (cc profile, ld profile).
     pub propeller: Option<(&'a str, &'a str)>,
+    /// The compiler that will read the profile: for gcov, the GCC release the file
+    /// was written for; else the one that built the binary.
+    pub compiler: Option<Compiler>,
+}
+
+/// The compiler command: the release that reads the profile when it is one of
+/// `family` (`clang-19`, `gcc-12`), else the unversioned `family`.
+fn compiler_command(w: &Written<'_>, family: &str) -> String {
+    match w.compiler {
+        Some(c @ Compiler::Clang(_)) if family == "clang" => c.command(),
+        Some(c @ Compiler::Gcc(_)) if family == "gcc" => c.command(),
+        _ => family.to_string(),
+    }
+}
+
+/// kbuild's LLVM= value: `-19` (clang-19, ld.lld-19, ...) for a release, else `1`.
+fn kbuild_llvm(w: &Written<'_>) -> String {
+    match w.compiler {
+        Some(Compiler::Clang(major)) => format!("-{major}"),
+        _ => "1".into(),
+    }
 }
 
 /// The command (or flags) that consume the profile.
@@ -63,27 +91,43 @@ pub fn consume(w: &Written<'_>) -> String {
     let out = word(w.output);
     let quoted = |s: &str| shell_words::quote(s).into_owned();
     match (w.format, w.kernel) {
-        (OutputFormat::Extbinary | OutputFormat::Text, false) => {
-            format!("clang -fprofile-sample-use={}", quoted(&out))
-        }
-        (OutputFormat::Extbinary | OutputFormat::Text, true) => format!(
-            "make LLVM=1 CLANG_AUTOFDO_PROFILE={} (with CONFIG_AUTOFDO_CLANG=y)",
+        (OutputFormat::Extbinary | OutputFormat::Text, false) => format!(
+            "{} -fprofile-sample-use={}",
+            compiler_command(w, "clang"),
             quoted(&out)
         ),
-        (OutputFormat::Gcov, false) => format!("gcc -fauto-profile={}", quoted(&out)),
-        (OutputFormat::Gcov, true) => format!("make KCFLAGS=-fauto-profile={}", quoted(&out)),
+        (OutputFormat::Extbinary | OutputFormat::Text, true) => format!(
+            "make LLVM={} CLANG_AUTOFDO_PROFILE={} (with CONFIG_AUTOFDO_CLANG=y)",
+            kbuild_llvm(w),
+            quoted(&out)
+        ),
+        (OutputFormat::Gcov, false) => format!(
+            "{} -fauto-profile={}",
+            compiler_command(w, "gcc"),
+            quoted(&out)
+        ),
+        (OutputFormat::Gcov, true) => match w.compiler {
+            Some(c @ Compiler::Gcc(_)) => format!(
+                "make CC={} KCFLAGS=-fauto-profile={}",
+                c.command(),
+                quoted(&out)
+            ),
+            _ => format!("make KCFLAGS=-fauto-profile={}", quoted(&out)),
+        },
         (OutputFormat::Propeller, kernel) => {
             let (cc, ld) = w.propeller.unwrap_or_default();
             if kernel {
                 // kbuild names the two files PREFIX_cc_profile.txt and PREFIX_ld_profile.txt.
                 format!(
-                    "make LLVM=1 CLANG_PROPELLER_PROFILE_PREFIX={} (with CONFIG_PROPELLER_CLANG=y)",
+                    "make LLVM={} CLANG_PROPELLER_PROFILE_PREFIX={} (with CONFIG_PROPELLER_CLANG=y)",
+                    kbuild_llvm(w),
                     quoted(&out)
                 )
             } else {
                 format!(
-                    "clang -fuse-ld=lld -fbasic-block-address-map -fbasic-block-sections=list={} \
+                    "{} -fuse-ld=lld -fbasic-block-address-map -fbasic-block-sections=list={} \
                      -Wl,--symbol-ordering-file={}",
+                    compiler_command(w, "clang"),
                     quoted(cc),
                     quoted(ld)
                 )
@@ -162,6 +206,7 @@ mod tests {
             binary: Path::new("/b/prog"),
             output: Path::new("/b/out"),
             propeller: Some(("/b/out_cc_profile.txt", "/b/out_ld_profile.txt")),
+            compiler: None,
         };
         assert_eq!(
             consume(&w(OutputFormat::Extbinary, false)),
@@ -176,5 +221,35 @@ mod tests {
             .contains("-fbasic-block-sections=list=/b/out_cc_profile.txt"));
         assert!(consume(&w(OutputFormat::Bolt, false))
             .starts_with("llvm-bolt /b/prog -o /b/prog.bolt -data=/b/out -reorder-blocks=ext-tsp"));
+    }
+
+    #[test]
+    fn the_compiler_named_is_the_release_that_reads_the_profile() {
+        let w = |format, kernel, compiler| Written {
+            format,
+            kernel,
+            binary: Path::new("/b/prog"),
+            output: Path::new("/b/out"),
+            propeller: Some(("/b/cc.txt", "/b/ld.txt")),
+            compiler,
+        };
+        let clang = Some(Compiler::Clang(19));
+        let gcc = Some(Compiler::Gcc(12));
+        assert_eq!(
+            consume(&w(OutputFormat::Extbinary, false, clang)),
+            "clang-19 -fprofile-sample-use=/b/out"
+        );
+        assert_eq!(
+            consume(&w(OutputFormat::Gcov, false, gcc)),
+            "gcc-12 -fauto-profile=/b/out"
+        );
+        // A clang profile of a binary GCC built: clang reads it, of no known release.
+        assert_eq!(
+            consume(&w(OutputFormat::Extbinary, false, gcc)),
+            "clang -fprofile-sample-use=/b/out"
+        );
+        assert!(consume(&w(OutputFormat::Propeller, false, clang)).starts_with("clang-19 "));
+        assert!(consume(&w(OutputFormat::Extbinary, true, clang)).starts_with("make LLVM=-19 "));
+        assert!(consume(&w(OutputFormat::Gcov, true, gcc)).starts_with("make CC=gcc-12 "));
     }
 }

@@ -46,9 +46,58 @@ pub fn gcc_major_of_producer(producer: &str) -> Option<u32> {
     major.parse().ok()
 }
 
+/// The clang major release in a clang producer ("Debian clang version 19.1.7
+/// (3+b1)", "clang version 17.0.6", "Ubuntu clang version 18.1.3"); None for any
+/// other producer, rustc's ("clang LLVM (rustc version ...)") included.
+pub fn clang_major_of_producer(producer: &str) -> Option<u32> {
+    let (_, version) = producer.split_once("clang version ")?;
+    let (major, rest) = version.split_once('.')?;
+    if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    major.parse().ok()
+}
+
+/// A compiler release that built compile units of a binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Compiler {
+    Gcc(u32),
+    Clang(u32),
+}
+
+impl Compiler {
+    /// The compiler's versioned command, as Debian installs it (`gcc-12`, `clang-19`).
+    pub fn command(self) -> String {
+        match self {
+            Compiler::Gcc(major) => format!("gcc-{major}"),
+            Compiler::Clang(major) => format!("clang-{major}"),
+        }
+    }
+}
+
+/// The compiler release that built most of the compile units `producers`
+/// describe (among equals, the later in this order: clang before GCC, older
+/// before newer); None when no unit names GCC or clang (no DWARF, or another
+/// language's compiler).
+pub fn compiler_of_producers(producers: &[String]) -> Option<Compiler> {
+    let mut units: std::collections::BTreeMap<Compiler, usize> = Default::default();
+    for p in producers {
+        let c = gcc_major_of_producer(p)
+            .map(Compiler::Gcc)
+            .or_else(|| clang_major_of_producer(p).map(Compiler::Clang));
+        if let Some(c) = c {
+            *units.entry(c).or_default() += 1;
+        }
+    }
+    units
+        .into_iter()
+        .max_by_key(|&(c, n)| (n, c))
+        .map(|(c, _)| c)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::gcc_major_of_producer;
+    use super::{clang_major_of_producer, compiler_of_producers, gcc_major_of_producer, Compiler};
 
     #[test]
     fn gcc_producers_give_their_major_release() {
@@ -77,5 +126,42 @@ mod tests {
         ] {
             assert_eq!(gcc_major_of_producer(p), None, "{p:?}");
         }
+    }
+
+    #[test]
+    fn clang_producers_give_their_major_release() {
+        for (p, major) in [
+            ("Debian clang version 19.1.7 (3+b1)", Some(19)),
+            ("clang version 17.0.6", Some(17)),
+            ("Ubuntu clang version 18.1.3 (1ubuntu1)", Some(18)),
+            ("clang LLVM (rustc version 1.87.0)", None),
+            ("GNU C17 12.2.0 -O2", None),
+            ("clang version x.y", None),
+        ] {
+            assert_eq!(clang_major_of_producer(p), major, "{p}");
+        }
+    }
+
+    #[test]
+    fn the_compiler_of_most_units_built_the_binary() {
+        let units = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            compiler_of_producers(&units(&[
+                "GNU C17 12.2.0 -O2 -g",
+                "GNU AS 2.40",
+                "GNU AS 2.40",
+                "GNU C17 12.2.0 -O2 -g",
+                "Debian clang version 19.1.7",
+            ])),
+            Some(Compiler::Gcc(12))
+        );
+        assert_eq!(
+            compiler_of_producers(&units(&["Debian clang version 19.1.7 (3+b1)"])),
+            Some(Compiler::Clang(19))
+        );
+        assert_eq!(compiler_of_producers(&units(&["GNU AS 2.40"])), None);
+        assert_eq!(compiler_of_producers(&[]), None);
+        assert_eq!(Compiler::Gcc(12).command(), "gcc-12");
+        assert_eq!(Compiler::Clang(19).command(), "clang-19");
     }
 }

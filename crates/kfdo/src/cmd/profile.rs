@@ -4,7 +4,7 @@
 use crate::counts;
 use crate::next;
 use crate::output::Global;
-use kfdo_convert::{Input, OutputFormat, ProfileRequest};
+use kfdo_convert::{Compiler, Input, OutputFormat, ProfileRequest};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -43,8 +43,10 @@ pub struct Args {
     host_class: String,
     /// Output format: an AutoFDO sample profile (LLVM text, extbinary; GCC's gcov),
     /// BOLT's fdata, or Propeller's profiles (BIN built with -fbasic-block-address-map).
-    #[arg(long, value_enum, default_value_t = OutFormat::Extbinary)]
-    format: OutFormat,
+    /// Default: the sample profile BIN's compiler reads (its DWARF producer): gcov for
+    /// a binary GCC built, else extbinary.
+    #[arg(long, value_enum)]
+    format: Option<OutFormat>,
     /// --format gcov: the GCC major release that will read it (11 or 12; default: the
     /// `gcc` on PATH). The file's version must match that compiler's.
     #[arg(long, value_name = "N")]
@@ -114,11 +116,12 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         .chain(a.from_raw.iter().cloned().map(Input::Parquet))
         .collect();
     let output = a.output.clone().unwrap_or_default();
+    let built_by = kfdo_convert::built_by(&a.binary);
     let req = ProfileRequest {
         format: if a.raw {
             OutputFormat::Raw
         } else {
-            match a.format {
+            match format(&a, built_by) {
                 OutFormat::Text => OutputFormat::Text,
                 OutFormat::Extbinary => OutputFormat::Extbinary,
                 OutFormat::Bolt => OutputFormat::Bolt,
@@ -160,7 +163,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             b.invalid_traces,
             b.long_range_traces
         ));
-        return finish(&a, &req, &summary, g);
+        return finish(&a, &req, &summary, built_by, g);
     }
     if let Some(p) = &summary.propeller {
         g.info(format!(
@@ -186,7 +189,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 p.ambiguous_functions
             ));
         }
-        return finish(&a, &req, &summary, g);
+        return finish(&a, &req, &summary, built_by, g);
     }
     g.info(format!(
         "kfdo profile: {}, {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
@@ -212,7 +215,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(gcc) = &summary.gcc {
         g.info(format!("  for {gcc}"));
     }
-    finish(&a, &req, &summary, g)
+    finish(&a, &req, &summary, built_by, g)
 }
 
 /// What reads the profile (and, for a sample profile of a binary without
@@ -221,8 +224,14 @@ fn finish(
     a: &Args,
     req: &ProfileRequest,
     summary: &kfdo_convert::ProfileOutcome,
+    built_by: Option<Compiler>,
     g: &Global,
 ) -> anyhow::Result<i32> {
+    // A gcov file reads only in the GCC release it was written for.
+    let compiler = match &summary.gcc {
+        Some(gcc) => Some(Compiler::Gcc(gcc.major)),
+        None => built_by,
+    };
     let next = next::consume(&next::Written {
         format: req.format,
         kernel: req.kernel,
@@ -232,6 +241,7 @@ fn finish(
             .propeller
             .as_ref()
             .map(|p| (p.cc_profile.as_str(), p.ld_profile.as_str())),
+        compiler,
     });
     g.info(format!("kfdo profile: next: {next}"));
     let llvm = matches!(req.format, OutputFormat::Extbinary | OutputFormat::Text);
@@ -249,6 +259,16 @@ fn finish(
     Ok(0)
 }
 
+/// `--format`, else the sample profile the compiler that built the binary reads: GCC
+/// cannot read LLVM's formats (it refuses them: "AutoFDO profile magic number does
+/// not match"), nor clang GCC's.
+fn format(a: &Args, built_by: Option<Compiler>) -> OutFormat {
+    a.format.unwrap_or(match built_by {
+        Some(Compiler::Gcc(_)) => OutFormat::Gcov,
+        _ => OutFormat::Extbinary,
+    })
+}
+
 /// Before reading anything (a large recording takes minutes): every output can be
 /// written, and none is one of the inputs (`-o p.data` for `--perf-data p.data` would
 /// replace the recording with its profile).
@@ -256,7 +276,7 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
     let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(o) = &a.output {
         match a.format {
-            OutFormat::Propeller if !a.raw => {
+            Some(OutFormat::Propeller) if !a.raw => {
                 let (cc, ld) = kfdo_convert::propeller_paths(o);
                 outputs.extend([("-o", cc), ("-o", ld)]);
             }

@@ -105,9 +105,11 @@ fn profile_prints_the_flags_that_read_it_and_clang_takes_them() {
 
     let afdo = dir.path().join("lz.afdo");
     let (line, _) = profile("extbinary", &afdo);
+    // The clang release that built the binary (its DWARF producer), not whichever
+    // `clang` is first on PATH.
     assert_eq!(
         line,
-        format!("clang -fprofile-sample-use={}", afdo.display())
+        format!("clang-19 -fprofile-sample-use={}", afdo.display())
     );
     let flags: Vec<&str> = line.split_whitespace().skip(1).collect();
     run_ok(
@@ -157,7 +159,7 @@ fn profile_prints_the_flags_that_read_it_and_clang_takes_them() {
     );
     assert_eq!(
         next_line(&stderr(&o), "kfdo profile"),
-        format!("gcc -fauto-profile={}", gcov.display())
+        format!("gcc-12 -fauto-profile={}", gcov.display())
     );
 
     let fdata = dir.path().join("lz.fdata");
@@ -253,4 +255,75 @@ fn raw_out_prints_the_from_raw_line_and_it_works() {
     );
     run_kfdo_line(command, dir.path());
     assert!(profile.is_file());
+}
+
+/// A binary GCC built: `kfdo record` names a gcov profile, `kfdo profile` writes GCC's
+/// format for the GCC release in the binary's DWARF producer without being told, and
+/// names that gcc, which then reads the profile (an LLVM profile it refuses: "AutoFDO
+/// profile magic number does not match").
+#[test]
+fn a_gcc_binary_gets_a_gcov_profile_and_the_gcc_that_built_it() {
+    if !kfdo_testkit::require_tools(&["gcc-12", "qemu-x86_64"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("lz");
+    run_ok(
+        Command::new("gcc-12")
+            .args(["-O2", "-g", "-o"])
+            .arg(&bin)
+            .arg(program_source("lz.c")),
+    );
+    let data = dir.path().join("lz.data");
+    let rec = run_ok(
+        kfdo()
+            .args(["record", "--method", "emulated", "-c", "211", "-o"])
+            .arg(&data)
+            .arg("--")
+            .arg(&bin)
+            .arg("20000"),
+    );
+    let line = next_line(&stderr(&rec), "kfdo record");
+    let profile = dir.path().join("lz.gcov");
+    assert_eq!(
+        line,
+        format!(
+            "kfdo profile --binary {} --perf-data {} -o {}",
+            bin.display(),
+            data.display(),
+            profile.display()
+        )
+    );
+    let out = run_kfdo_line(&line, dir.path());
+    let next = next_line(&stderr(&out), "kfdo profile");
+    assert_eq!(next, format!("gcc-12 -fauto-profile={}", profile.display()));
+    let version = kfdo_afdo::GcovVersion::for_gcc(12).unwrap();
+    kfdo_afdo::gcov::read_gcov(&profile, Some(version))
+        .unwrap_or_else(|e| panic!("not a gcov profile for GCC 12: {e}"));
+    let mut words = next.split_whitespace();
+    let built = run_ok(
+        Command::new(words.next().unwrap())
+            .args(["-O2", "-g"])
+            .args(words)
+            .arg(program_source("lz.c"))
+            .arg("-o")
+            .arg(dir.path().join("lz.fdo")),
+    );
+    let said = String::from_utf8_lossy(&built.stderr);
+    assert!(said.trim().is_empty(), "gcc-12 said:\n{said}");
+    // An explicit --format still wins.
+    let afdo = dir.path().join("lz.afdo");
+    let o = run_ok(
+        kfdo()
+            .args(["profile", "--format", "extbinary", "--binary"])
+            .arg(&bin)
+            .arg("--perf-data")
+            .arg(&data)
+            .arg("-o")
+            .arg(&afdo),
+    );
+    assert_eq!(
+        next_line(&stderr(&o), "kfdo profile"),
+        format!("clang -fprofile-sample-use={}", afdo.display())
+    );
 }
