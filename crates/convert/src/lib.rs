@@ -16,8 +16,9 @@
 //!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
 //! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
 //!    Propeller summaries), `arch_check` (recordings against the binary's
-//!    architecture), `parquet_input` (`--from-raw`), `show_bb_addr_map`, `built_by`
-//!    (the compiler that built a binary, [`Compiler`]).
+//!    architecture), `stripped` (a binary without symbols, refused), `parquet_input`
+//!    (`--from-raw`), `show_bb_addr_map`, `built_by` (the compiler that built a
+//!    binary, [`Compiler`]).
 //! 3. `collect` (every input of a request read into one raw profile), `gcov`
 //!    (which GCC a gcov profile is for, and why).
 //! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
@@ -43,6 +44,7 @@ mod raw_out;
 mod request;
 mod show;
 mod show_bb_addr_map;
+mod stripped;
 
 pub use built_by::built_by;
 pub use error::ProfileError;
@@ -80,6 +82,7 @@ mod layering {
             &[
                 "outcome",
                 "arch_check",
+                "stripped",
                 "parquet_input",
                 "show_bb_addr_map",
                 "built_by",

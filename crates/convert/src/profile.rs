@@ -25,6 +25,7 @@ pub fn profile(
     // The architecture of the binary against the recordings', before anything is read.
     let bin = kfdo_elf::Binary::open(&req.binary)?;
     crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
+    crate::stripped::check_symbols(&bin, req.format)?;
     match req.format {
         // BOLT reads perf.data on its own terms and checks its own options.
         OutputFormat::Bolt => crate::bolt::profile_bolt(req, on_input, started),

@@ -12,7 +12,7 @@ use kfdo_rawfleet::write::{write_file, FileKind};
 
 use crate::collect::collect;
 use crate::error::ProfileError;
-use crate::request::{Input, ProfileRequest};
+use crate::request::{Input, OutputFormat, ProfileRequest};
 
 /// Where and as whom to write a host file.
 #[derive(Clone, Debug)]
@@ -65,6 +65,7 @@ pub fn write_raw_parquet(
     }
     let bin = kfdo_elf::Binary::open(&req.binary)?;
     crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
+    crate::stripped::check_symbols(&bin, OutputFormat::Raw)?;
     let code = kfdo_elf::Code::new(&bin)?;
     let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
     let (raw, stats) = collect(req, &bin, &target, &code, on_input)?;

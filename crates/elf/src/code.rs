@@ -88,6 +88,13 @@ struct Job<'d> {
 }
 
 impl Code {
+    /// How many `.symtab` symbols lie in the sections [`Code::new`] disassembles:
+    /// 0 for a stripped binary (no `.symtab`), whose `Code` is empty, since
+    /// llvm-profgen, and so kfdo, disassembles symbol by symbol.
+    pub fn symbols_to_decode(bin: &Binary) -> usize {
+        profgen_text_symbols(bin).iter().map(Vec::len).sum()
+    }
+
     /// Disassembles the executable sections of `bin` the way llvm-profgen
     /// does. Fails if the architecture has no decoder, a section lies
     /// outside the file, or the instructions span more than 4 GiB.

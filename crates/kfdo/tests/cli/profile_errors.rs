@@ -182,3 +182,51 @@ fn kernel_flag_on_a_user_binary() {
     );
     assert!(e.contains("not a vmlinux"), "{e}");
 }
+
+/// A stripped copy of the recorded binary (`strip -s`: no `.symtab`, no DWARF): no
+/// sample can be placed in its code, and the error says that it was stripped and what
+/// to profile instead, for a sample profile and for the raw counts alike.
+#[test]
+fn stripped_binary_says_it_has_no_symbols() {
+    let f = fixture();
+    let deployed = f.dir.join("stripped");
+    std::fs::create_dir_all(&deployed).unwrap();
+    let stripped = deployed.join("lz");
+    run_ok(
+        Command::new("strip")
+            .arg("-s")
+            .arg("-o")
+            .arg(&stripped)
+            .arg(&f.bin),
+    );
+    let said = format!(
+        "{} has no symbol table (.symtab) and no DWARF: it was stripped (strip -s)",
+        stripped.display()
+    );
+    let e = fails(&stripped, &["--perf-data", f.data.to_str().unwrap()], &[]);
+    assert!(
+        e.contains(&said) && e.contains("profile the unstripped binary"),
+        "{e}"
+    );
+    assert!(e.contains("build with -g and do not strip it"), "{e}");
+
+    let out_dir = tempfile::tempdir().unwrap();
+    let parquet = out_dir.path().join("host.parquet");
+    let o = kfdo()
+        .args(["profile", "--ip-only", "--host", "h", "--binary"])
+        .arg(&stripped)
+        .arg("--perf-data")
+        .arg(&f.data)
+        .arg("--raw-out")
+        .arg(&parquet)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains(&said) && e.contains("strip --strip-debug"),
+        "{e}"
+    );
+    assert!(!e.contains("fall in"), "{e}");
+    assert_eq!(std::fs::read_dir(out_dir.path()).unwrap().count(), 0, "{e}");
+}
