@@ -144,6 +144,11 @@ pub struct GeoMean {
     /// Geometric mean of mean(variant) / mean(baseline) over benchmarks.
     pub ratio: f64,
     pub benchmarks: usize,
+    /// The ratio's 95 % bootstrap interval (every benchmark's runs resampled).
+    pub interval: Option<stats::Interval>,
+    /// A difference worth a verdict: the interval excludes 1 and at least one benchmark
+    /// differs significantly by itself (a mean of noise is no difference).
+    pub significant: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -291,31 +296,50 @@ pub fn analyze_benchmark(b: &Benchmark, resamples: usize) -> BenchmarkAnalysis {
     }
 }
 
+/// One benchmark's part in a geometric mean: its ratio, whether it differs
+/// significantly, and the baseline's and the variant's times.
+type Part<'a> = (f64, bool, &'a [f64], &'a [f64]);
+
 /// Geometric mean of each non-baseline variant's ratio across the
-/// benchmarks where it appears (matched by name).
-pub fn geomeans(benchmarks: &[BenchmarkAnalysis]) -> Vec<GeoMean> {
-    let mut by_name: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+/// benchmarks where it appears (matched by name), with its interval and significance.
+pub fn geomeans(benchmarks: &[BenchmarkAnalysis], resamples: usize) -> Vec<GeoMean> {
+    let mut by_name: BTreeMap<String, Vec<Part>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for b in benchmarks {
+        let Some(base) = b.variants.first() else {
+            continue;
+        };
         for v in b.variants.iter().skip(1) {
             if let Some(c) = &v.vs_baseline {
                 if !by_name.contains_key(&v.name) {
                     order.push(v.name.clone());
                 }
-                by_name
-                    .entry(v.name.clone())
-                    .or_default()
-                    .push(c.ratio.estimate);
+                by_name.entry(v.name.clone()).or_default().push((
+                    c.ratio.estimate,
+                    c.significant,
+                    &base.wall_s,
+                    &v.wall_s,
+                ));
             }
         }
     }
     order
         .into_iter()
         .map(|name| {
-            let rs = &by_name[&name];
+            let parts = &by_name[&name];
+            let rs: Vec<f64> = parts.iter().map(|p| p.0).collect();
+            let pairs: Vec<(&[f64], &[f64])> = parts.iter().map(|p| (p.2, p.3)).collect();
+            let seed = pairs
+                .iter()
+                .fold(0u64, |h, (a, b)| h.rotate_left(7) ^ stats::data_seed(a, b));
+            let interval = stats::bootstrap_geomean_ratio_ci(&pairs, 0.95, resamples, seed);
+            let significant =
+                parts.iter().any(|p| p.1) && interval.as_ref().is_some_and(|i| !i.contains(1.0));
             GeoMean {
-                ratio: stats::geometric_mean(rs),
+                ratio: stats::geometric_mean(&rs),
                 benchmarks: rs.len(),
+                interval,
+                significant,
                 variant: name,
             }
         })
@@ -392,7 +416,7 @@ pub fn analyze(c: &Contents, resamples: usize) -> Analysis {
         .map(|b| analyze_benchmark(b, resamples))
         .collect();
     Analysis {
-        geomeans: geomeans(&benchmarks),
+        geomeans: geomeans(&benchmarks, resamples),
         benchmarks,
     }
 }
@@ -459,6 +483,63 @@ pub(crate) mod tests {
         // sqrt(0.5 * 1.28) = 0.8
         assert!((a.geomeans[0].ratio - 0.8).abs() < 1e-12);
         assert_eq!(a.geomeans[0].benchmarks, 2);
+    }
+
+    /// A noisy benchmark 15 % faster on average but not significantly: its geometric
+    /// mean is no verdict either ("no significant difference", not "1.15× faster").
+    #[test]
+    fn a_geomean_of_no_significant_difference_is_not_called_faster() {
+        let base = vec![1.0, 1.6, 0.5, 1.4, 0.6, 1.3, 0.7, 0.9];
+        let new: Vec<f64> = base.iter().rev().map(|t| t * 0.85).collect();
+        let b = synthetic("noisy", &[("base", base), ("new", new)]);
+        let a = analyze(
+            &Contents {
+                benchmarks: vec![b],
+                heatmaps: vec![],
+            },
+            1000,
+        );
+        assert!(
+            !a.benchmarks[0].variants[1]
+                .vs_baseline
+                .as_ref()
+                .unwrap()
+                .significant
+        );
+        let g = &a.geomeans[0];
+        assert!((g.ratio - 0.85).abs() < 1e-9, "{g:?}");
+        assert!(!g.significant, "{g:?}");
+        let md = crate::report::markdown::render(&a, &[], "t", "g");
+        let row = md.lines().find(|l| l.starts_with("| new | 1 |")).unwrap();
+        assert!(row.ends_with("| no significant difference |"), "{row}");
+        let html = crate::report::html::render(&a, &[], "t", "g");
+        let geo = &html[html.find("<strong>geometric mean</strong>").unwrap()..];
+        let geo = &geo[..geo.find("</tr>").unwrap()];
+        assert!(geo.contains("no significant difference"), "{geo}");
+        assert!(!geo.contains("faster"), "{geo}");
+
+        // Clearly faster in both benchmarks: the verdict is given.
+        let sure = |n: &str| {
+            synthetic(
+                n,
+                &[
+                    ("base", vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98]),
+                    ("new", vec![0.8, 0.81, 0.79, 0.8, 0.82, 0.78]),
+                ],
+            )
+        };
+        let a = analyze(
+            &Contents {
+                benchmarks: vec![sure("x"), sure("y")],
+                heatmaps: vec![],
+            },
+            1000,
+        );
+        assert!(a.geomeans[0].significant, "{:?}", a.geomeans[0]);
+        assert_eq!(
+            crate::report::geomean_verdict(&a.geomeans[0]),
+            "1.25× faster"
+        );
     }
 
     #[test]

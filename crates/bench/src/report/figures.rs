@@ -107,6 +107,24 @@ pub fn fmt_speed(ratio: f64) -> String {
     }
 }
 
+/// A geometric mean's ratio with its interval, "0.8696 [0.8123, 0.9301]".
+pub fn geomean_ratio(g: &crate::analysis::GeoMean) -> String {
+    match &g.interval {
+        Some(i) => format!("{:.4} [{:.4}, {:.4}]", g.ratio, i.lo, i.hi),
+        None => format!("{:.4}", g.ratio),
+    }
+}
+
+/// A geometric mean's verdict, worded as a benchmark's: a speed-up only when it is
+/// significant, else "no significant difference".
+pub fn geomean_verdict(g: &crate::analysis::GeoMean) -> String {
+    if g.significant {
+        fmt_speed(g.ratio)
+    } else {
+        "no significant difference".into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,9 @@
 use std::fmt::Write;
 
 use super::escape::escape_html as e;
-use super::figures::{fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time};
+use super::figures::{
+    fmt_count, fmt_p, fmt_pct, fmt_speed, fmt_time, geomean_ratio, geomean_verdict,
+};
 use super::plot::{distribution_svg, PALETTE};
 use crate::analysis::{Analysis, BenchmarkAnalysis};
 use crate::model_check::{any_real_time, program_points, Point};
@@ -357,15 +359,21 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
             }
         }
         for g in &a.geomeans {
+            // Coloured and worded as a benchmark's row: a verdict only when significant.
+            let cls = match (g.significant, g.ratio < 1.0) {
+                (true, true) => "better",
+                (true, false) => "worse",
+                _ => "same",
+            };
             let _ = write!(
                 out,
-                "<tr><td class=\"l\"><strong>geometric mean</strong> ({} benchmark{})</td><td class=\"l\"></td><td class=\"l\">{}</td><td>{:.4}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                "<tr><td class=\"l\"><strong>geometric mean</strong> ({} benchmark{})</td><td class=\"l\"></td><td class=\"l\">{}</td><td>{}</td><td class=\"{cls}\">{}</td><td class=\"l {cls}\">{}</td></tr>",
                 g.benchmarks,
                 if g.benchmarks == 1 { "" } else { "s" },
                 e(&g.variant),
-                g.ratio,
+                geomean_ratio(g),
                 fmt_pct((g.ratio - 1.0) * 100.0),
-                e(&fmt_speed(g.ratio))
+                e(&geomean_verdict(g))
             );
         }
         out.push_str("</tbody></table>");

@@ -5,7 +5,10 @@
 use std::fmt::Write;
 
 use super::escape::escape_markdown as m;
-use super::figures::{fmt_count, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time};
+use super::figures::{
+    fmt_count, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time, geomean_ratio,
+    geomean_verdict,
+};
 use crate::analysis::Analysis;
 use crate::store::Heatmap;
 
@@ -130,15 +133,21 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
         }
     }
     if !a.geomeans.is_empty() {
-        out.push_str("## Geometric mean over benchmarks\n\n| variant | benchmarks | time vs baseline | change |\n|:--|--:|--:|--:|\n");
+        out.push_str("## Geometric mean over benchmarks\n\n| variant | benchmarks | time vs baseline [95 % CI] | change | verdict |\n|:--|--:|--:|--:|:--|\n");
         for g in &a.geomeans {
+            let verdict = geomean_verdict(g);
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.4} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 m(&g.variant),
                 g.benchmarks,
-                g.ratio,
-                fmt_pct((g.ratio - 1.0) * 100.0)
+                geomean_ratio(g),
+                fmt_pct((g.ratio - 1.0) * 100.0),
+                if g.significant {
+                    format!("**{verdict}**")
+                } else {
+                    verdict
+                }
             );
         }
         out.push('\n');

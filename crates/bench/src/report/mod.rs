@@ -19,4 +19,7 @@ pub mod text;
 pub mod write;
 
 pub use escape::{base64, escape_html, escape_markdown};
-pub use figures::{fmt_count, fmt_count_int, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time, fmt_utc};
+pub use figures::{
+    fmt_count, fmt_count_int, fmt_counter_cell, fmt_p, fmt_pct, fmt_speed, fmt_time, fmt_utc,
+    geomean_ratio, geomean_verdict,
+};
