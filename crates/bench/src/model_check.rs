@@ -95,6 +95,47 @@ pub struct CounterFit {
     /// (by at least [`FLAT_PCT`]) the same way.
     pub agree: usize,
     pub significant: usize,
+    /// Why the fit means nothing, when it does not: too few points, no significant time
+    /// change to explain, or a correlation that chance gives as often as not.
+    pub caveat: Option<String>,
+}
+
+/// Below this many points a correlation is not worth reading at all.
+pub const MIN_FIT_POINTS: usize = 5;
+
+/// Two-sided p of Pearson's r over `n` points (Student's t with n - 2 degrees of freedom).
+fn pearson_p(r: f64, n: usize) -> Option<f64> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if n < 3 || !r.is_finite() {
+        return None;
+    }
+    let df = (n - 2) as f64;
+    if r.abs() >= 1.0 {
+        return Some(0.0);
+    }
+    let t = r * (df / (1.0 - r * r)).sqrt();
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    Some(2.0 * (1.0 - dist.cdf(t.abs())))
+}
+
+/// Why a fit of `n` points, `significant` of them significant time changes, with
+/// Pearson's `r`, means nothing; None when it may be read.
+fn caveat(n: usize, significant: usize, r: Option<f64>) -> Option<String> {
+    if n < MIN_FIT_POINTS {
+        return Some(format!(
+            "means nothing: {n} point(s), fewer than {MIN_FIT_POINTS}"
+        ));
+    }
+    if significant == 0 {
+        return Some("means nothing: no time change is significant, so it fits noise".into());
+    }
+    match r.and_then(|r| pearson_p(r, n)) {
+        Some(p) if p >= 0.05 => Some(format!(
+            "means nothing: r is not significant (p = {p:.2} over {n} points)"
+        )),
+        None => Some("means nothing: a side does not vary".into()),
+        _ => None,
+    }
 }
 
 /// Percent change of `v` against `base` (None where the baseline is zero or absent).
@@ -277,14 +318,16 @@ pub fn fits(points: &[Point]) -> Vec<CounterFit> {
                 .iter()
                 .filter(|(c, t, _)| c.abs() >= FLAT_PCT && c.signum() == t.signum())
                 .count();
+            let r = pearson(&x, &y);
             CounterFit {
                 counter: name,
                 n: pairs.len(),
-                pearson: pearson(&x, &y),
+                pearson: r,
                 spearman: pearson(&ranks(&x), &ranks(&y)),
                 slope,
                 agree,
                 significant: significant.len(),
+                caveat: caveat(pairs.len(), significant.len(), r),
             }
         })
         .collect()
@@ -310,6 +353,69 @@ mod tests {
             },
             counters: counters.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
         }
+    }
+
+    /// As measured: r = −0.78 over 4 points, no time change significant. The fit says it
+    /// means nothing, for each reason in turn.
+    #[test]
+    fn a_fit_says_when_it_means_nothing() {
+        let four = [
+            point("a", -1.0, false, &[("taken", 2.0)]),
+            point("b", 0.5, false, &[("taken", -1.0)]),
+            point("c", 0.2, false, &[("taken", 0.5)]),
+            point("d", -0.3, false, &[("taken", -0.2)]),
+        ];
+        let f = &fits(&four)[0];
+        assert!(f.pearson.is_some(), "{f:?}");
+        assert_eq!(
+            f.caveat.as_deref(),
+            Some("means nothing: 4 point(s), fewer than 5")
+        );
+        let md = crate::report::model::markdown(&four);
+        assert!(
+            md.contains("| means nothing: 4 point(s), fewer than 5 |"),
+            "{md}"
+        );
+
+        // Enough points, none significant.
+        let noise: Vec<Point> = (0..8)
+            .map(|i| point("v", i as f64 * 0.1, false, &[("taken", i as f64)]))
+            .collect();
+        assert_eq!(
+            fits(&noise)[0].caveat.as_deref(),
+            Some("means nothing: no time change is significant, so it fits noise")
+        );
+
+        // Enough points, significant changes, but r within chance.
+        let scattered: Vec<Point> = [
+            (1.0, -3.0),
+            (2.0, 4.0),
+            (3.0, -2.0),
+            (4.0, 3.0),
+            (5.0, -4.0),
+            (6.0, 2.0),
+        ]
+        .iter()
+        .map(|&(c, t)| point("v", t, true, &[("taken", c)]))
+        .collect();
+        let c = fits(&scattered)[0].caveat.clone().unwrap();
+        assert!(
+            c.starts_with("means nothing: r is not significant (p = "),
+            "{c}"
+        );
+
+        // A real fit has none.
+        let clear: Vec<Point> = (1..8)
+            .map(|i| {
+                point(
+                    "v",
+                    -(i as f64),
+                    true,
+                    &[("taken", -2.0 * i as f64 + (i % 2) as f64 * 0.1)],
+                )
+            })
+            .collect();
+        assert_eq!(fits(&clear)[0].caveat, None, "{:?}", fits(&clear)[0]);
     }
 
     #[test]

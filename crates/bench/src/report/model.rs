@@ -15,8 +15,9 @@ pub const READING: &str = "Each row is one variant of one benchmark against its 
      and the interval agree) beside each emulated counter's change. Per counter: Pearson's r \
      and Spearman's ρ of counter change against time change, the least-squares slope (points \
      of time per point of counter), and how many significant time changes the counter moved \
-     with (by at least 0.5 %). Times taken under an emulator are shown but left out of the \
-     fits.";
+     with (by at least 0.5 %). A fit means nothing, and its caveat says why, over fewer \
+     than 5 points, with no significant time change, or with an r chance gives (p ≥ 0.05). \
+     Times taken under an emulator are shown but left out of the fits.";
 
 fn time_cell(p: &Point) -> String {
     format!(
@@ -116,16 +117,18 @@ fn fit_cells(f: &CounterFit) -> Vec<String> {
         opt(f.spearman, 2),
         opt(f.slope, 3),
         agreement(f),
+        f.caveat.clone().unwrap_or_else(|| "–".into()),
     ]
 }
 
-const FIT_HEADER: [&str; 6] = [
+const FIT_HEADER: [&str; 7] = [
     "counter",
     "points",
     "Pearson r",
     "Spearman ρ",
     "slope",
     "moved with a significant time change",
+    "caveat",
 ];
 
 /// A Markdown row; the cells before `text` are names (escaped), the rest kfdo's own
@@ -158,7 +161,7 @@ fn points_markdown(s: &mut String, names: &[String], points: &[Point], show_grou
 
 fn fits_markdown(s: &mut String, points: &[Point]) {
     markdown_row(s, &FIT_HEADER.map(String::from), 0);
-    s.push_str("|:--|--:|--:|--:|--:|--:|\n");
+    s.push_str("|:--|--:|--:|--:|--:|--:|:--|\n");
     for f in fits(points) {
         markdown_row(s, &fit_cells(&f), 1);
     }
@@ -224,11 +227,11 @@ fn points_html(s: &mut String, names: &[String], points: &[Point], show_group: b
 
 fn fits_and_panels_html(s: &mut String, points: &[Point]) {
     s.push_str("<table class=\"fits\"><thead>");
-    html_row(s, "th", &FIT_HEADER.map(String::from), 1, &[]);
+    html_row(s, "th", &FIT_HEADER.map(String::from), 1, &[(6, "l")]);
     s.push_str("</thead><tbody>");
     let all = fits(points);
     for f in &all {
-        html_row(s, "td", &fit_cells(f), 1, &[]);
+        html_row(s, "td", &fit_cells(f), 1, &[(6, "l")]);
     }
     let _ = write!(
         s,
