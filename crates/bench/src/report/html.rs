@@ -14,7 +14,7 @@ use crate::model_check::{any_real_time, program_points, Point};
 use crate::store::Heatmap;
 
 const STYLE: &str = r#"
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1.2em; color: #1d232a; background: #fff; line-height: 1.4; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1360px; padding: 0 1.2em; color: #1d232a; background: #fff; line-height: 1.4; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 2px solid #dde2e7; padding-bottom: 0.2em; }
 h3 { font-size: 1.05em; margin-top: 1.4em; }
@@ -29,6 +29,9 @@ table.variants td.l { max-width: 16em; }
 table.commands td.l { white-space: normal; }
 table.commands { font-size: 0.85em; }
 .scroll { overflow-x: auto; }
+table.counters { font-size: 0.85em; }
+table.counters th { overflow-wrap: anywhere; }
+table.counters .ch { display: block; color: #5b6570; font-size: 0.9em; }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.92em; word-break: break-all; }
 tr.better td.verdict, td.better { background: #d4f5d4; color: #0b5d0b; font-weight: 600; }
 tr.worse td.verdict, td.worse { background: #fbd5d5; color: #8a1010; font-weight: 600; }
@@ -136,18 +139,21 @@ fn counters_table(out: &mut String, b: &BenchmarkAnalysis) {
         out.push_str("<p class=\"legend\">No counters were recorded (<code>--counters none</code>, or no source available).</p>");
         return;
     }
-    // Five variants with a change column each are wider than the page: the table scrolls.
+    // One column per variant, its change against the baseline under the count, so the
+    // variants of a `kfdo optimize` run fit a 1400-pixel window; more still scroll.
     out.push_str("<div class=\"scroll\"><table class=\"counters\"><thead><tr><th class=\"l\">event</th><th class=\"l\">source</th>");
     for (i, v) in b.variants.iter().enumerate() {
         let _ = write!(
             out,
-            "<th><span class=\"swatch\" style=\"background:{}\"></span>{}</th>",
+            "<th><span class=\"swatch\" style=\"background:{}\"></span>{}{}</th>",
             PALETTE[i % PALETTE.len()],
-            e(&v.name)
+            e(&v.name),
+            if i > 0 {
+                "<span class=\"ch\">vs baseline</span>"
+            } else {
+                ""
+            }
         );
-        if i > 0 {
-            out.push_str("<th>vs baseline</th>");
-        }
     }
     out.push_str("</tr></thead><tbody>");
     for row in &b.counters {
@@ -161,18 +167,17 @@ fn counters_table(out: &mut String, b: &BenchmarkAnalysis) {
         for (i, v) in row.values.iter().enumerate() {
             let _ = write!(
                 out,
-                "<td>{}</td>",
+                "<td>{}",
                 v.map(fmt_count).unwrap_or_else(|| "–".into())
             );
             if i > 0 {
-                match (base, v) {
-                    (Some(b0), Some(x)) if b0 != 0.0 => {
-                        let ch = (x / b0 - 1.0) * 100.0;
-                        let _ = write!(out, "<td>{}</td>", fmt_pct(ch));
-                    }
-                    _ => out.push_str("<td>–</td>"),
-                }
+                let ch = match (base, v) {
+                    (Some(b0), Some(x)) if b0 != 0.0 => fmt_pct((x / b0 - 1.0) * 100.0),
+                    _ => "–".into(),
+                };
+                let _ = write!(out, "<span class=\"ch\">{ch}</span>");
             }
+            out.push_str("</td>");
         }
         out.push_str("</tr>");
     }

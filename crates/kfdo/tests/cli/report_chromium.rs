@@ -281,3 +281,128 @@ fn report_renders_in_headless_chromium_with_names_escaped() {
     let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report_chromium.png");
     let _ = std::fs::copy(&shot, keep);
 }
+
+/// The variants of a `kfdo optimize` run with the emulated counters: the counters table
+/// fits a 1400-pixel window without scrolling sideways. Measured by Chromium on a copy of
+/// the page with a script (the report itself allows none) that writes each counters
+/// table's overflow into the DOM.
+#[test]
+fn counters_of_an_optimize_run_fit_a_1400_pixel_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let s = Store::open(&db).unwrap();
+    let sess = s
+        .begin_session(
+            "sqlite3",
+            &kfdo_bench::env::capture("test"),
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    let names = [
+        "baseline",
+        "autofdo",
+        "autofdo-llvm-profgen",
+        "ifdo",
+        "autofdo+thinlto",
+        "propeller",
+        "autofdo+thinlto+propeller",
+        "autofdo+thinlto+bolt",
+    ];
+    for (k, name) in names.iter().enumerate() {
+        let v = Variant {
+            name: name.to_string(),
+            command: format!("./{name}/sqlite3 speedtest.sql"),
+            flags: None,
+            program: None,
+        };
+        let id = s.variant("sqlite3", &v).unwrap();
+        for i in 0..4 {
+            let t = 1.0 - 0.01 * k as f64 + 0.001 * i as f64;
+            let r = RunResult {
+                metrics: Vec::new(),
+                variant: 0,
+                index: i,
+                seq: i,
+                wall_s: t,
+                user_s: t,
+                sys_s: 0.0,
+                started_unix: 0.0,
+            };
+            s.add_run(sess, id, &r).unwrap();
+        }
+        let c = |n: &str, x: f64| Counter::new(n, x * (1.0 - 0.013 * k as f64), "emulated");
+        s.add_counters(
+            sess,
+            id,
+            &[
+                c("instructions", 164_481_667_350.0),
+                c("taken branches", 16_448_166_735.0),
+                c("conditional branches", 20_123_456_789.0),
+                c("L1i misses (32 KiB, 8-way)", 1_234_567_890.0),
+                c("iTLB misses (64 entries)", 123_456_789.0),
+            ],
+        )
+        .unwrap();
+    }
+    s.add_counter_source(sess, "emulated", "kfdo's QEMU plugin")
+        .unwrap();
+    s.finish_session(sess, "complete").unwrap();
+    drop(s);
+
+    let rep = dir.path().join("report");
+    let out = Command::new(env!("CARGO_BIN_EXE_kfdo"))
+        .args(["report", "--store"])
+        .arg(&db)
+        .arg("-o")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    let csp_start = html
+        .find("<meta http-equiv=\"Content-Security-Policy\"")
+        .unwrap();
+    let csp_end = csp_start + html[csp_start..].find('>').unwrap() + 1;
+    let probe = format!(
+        "{}{}",
+        &html[..csp_start],
+        &html[csp_end..].replace(
+            "</body>",
+            "<script>document.body.setAttribute('data-overflow', \
+             [...document.querySelectorAll('table.counters')].map(t => \
+             t.parentElement.scrollWidth - t.parentElement.clientWidth).join(','));</script></body>"
+        )
+    );
+    let page = rep.join("probe.html");
+    std::fs::write(&page, probe).unwrap();
+    let profile = dir.path().join("chromium-profile-width");
+    std::fs::create_dir(&profile).unwrap();
+    let dom = chromium()
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--window-size=1400,1000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&dom.stdout);
+    let at = text.find("data-overflow=\"").unwrap_or_else(|| {
+        panic!(
+            "no measurement in the DOM: {}",
+            String::from_utf8_lossy(&dom.stderr)
+        )
+    });
+    let values = &text[at + 15..];
+    let values = &values[..values.find('"').unwrap()];
+    assert!(!values.is_empty(), "no counters table");
+    for v in values.split(',') {
+        let overflow: i64 = v.parse().unwrap();
+        assert!(
+            overflow <= 0,
+            "the counters table scrolls by {overflow} px at 1400 px"
+        );
+    }
+}
