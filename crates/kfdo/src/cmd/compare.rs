@@ -232,6 +232,7 @@ fn compare_tags(
     if let Some(path) = json.user_file() {
         g.info(format!("wrote {}", path.display()));
     }
+    g.info(next_step(&args.store));
     json.print()?;
     Ok(0)
 }
@@ -472,8 +473,19 @@ fn finish(
             if let Some(path) = json.user_file() {
                 g.info(format!("wrote {}", path.display()));
             }
+            g.info(next_step(&args.store));
             json.print()?;
             Ok(0)
         }
     }
+}
+
+/// The step after a verdict: the report of the store it was added to (every command
+/// ends with the next one).
+fn next_step(store: &std::path::Path) -> String {
+    format!(
+        "kfdo compare: next: kfdo report --store {} (the verdict with its figures, as \
+         HTML and Markdown, into kfdo-report/)",
+        shell_words::quote(&store.to_string_lossy())
+    )
 }

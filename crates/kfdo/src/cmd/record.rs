@@ -382,7 +382,7 @@ fn print_emulated(
     g.info(format!(
         "kfdo record: {}; {} taken branches at period {}, {} executable mappings, {} process(es) -> {}",
         crate::counts::recorded(out.samples),
-        out.branches,
+        crate::counts::grouped(out.branches),
         a.period,
         out.mmaps,
         out.processes,

@@ -64,15 +64,20 @@ fn compare_never_writes_its_verdict_over_a_compared_program_or_its_input() {
         std::fs::read_to_string(&notes).unwrap(),
         "int main(void) { return 0; }\n"
     );
-    // The same verdict beside them is written.
+    // The same verdict beside them is written, and the report is the next step.
     let o = kfdo()
         .current_dir(d.path())
-        .args(["compare", "-q", "--runs", "2", "--counters", "none"])
+        .args(["compare", "--runs", "2", "--counters", "none"])
         .args(["--json-out", "verdict.json", "./prog 1", "./prog.opt 1"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
     assert!(d.path().join("verdict.json").is_file());
+    assert!(
+        err.contains("kfdo compare: next: kfdo report --store kfdo-bench.db"),
+        "{err}"
+    );
 }
 
 #[test]
