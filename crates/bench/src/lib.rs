@@ -68,9 +68,9 @@
 //!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
 //!   tables).
 //! - `heatmap/`: `points` (samples and functions) and `span` (the hot text span);
-//!   `grid` (cells, colours, the PNG) and `input` (perf.data and the ELF file to
-//!   points); `svg` (the picture with axes and labels); `make` (one heat map of a
-//!   recording).
+//!   `grid` (cells, colours, the plot) and `input` (perf.data and the ELF file to
+//!   points); `axes` (where the ticks go); `svg` (the picture with axes and labels)
+//!   and `frame` (the PNG with axes); `make` (one heat map of a recording).
 //! - `tagged/`: `keys` (where a tag is stored) and `error` ([`tagged::TagError`]);
 //!   `stored` (the tags a store holds); `record` and `compare`.
 
@@ -144,7 +144,13 @@ mod layering {
 
     #[test]
     fn heatmap_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["points", "span"], &["grid", "input"], &["svg"], &["make"]];
+        let layers: &[&[&str]] = &[
+            &["points", "span"],
+            &["grid", "input"],
+            &["axes"],
+            &["svg", "frame"],
+            &["make"],
+        ];
         assert_folder_layers(&src(), "heatmap", layers, &[]);
     }
 

@@ -105,6 +105,12 @@ pub struct Geometry {
     pub height: u32,
     pub cell_w: u32,
     pub cell_h: u32,
+    /// Where the plot's top-left pixel lies in the PNG file, which frames it with axes
+    /// (0, 0: the bare plot, as pictures made before the frame were).
+    #[serde(default)]
+    pub png_left: u32,
+    #[serde(default)]
+    pub png_top: u32,
 }
 
 /// Cell sizes that make the picture roughly 900 x 540 pixels.
@@ -116,11 +122,14 @@ pub fn geometry(g: &Grid) -> Geometry {
         height: cell_h * g.addr_buckets as u32,
         cell_w,
         cell_h,
+        png_left: 0,
+        png_top: 0,
     }
 }
 
-/// The heat map as PNG bytes. Row 0 of the image is the highest address bucket.
-pub fn render_png(g: &Grid, geo: &Geometry) -> Result<Vec<u8>, image::ImageError> {
+/// The bare plot: a cell of colour per time x address bucket. Row 0 of the image is
+/// the highest address bucket.
+pub fn render_plot(g: &Grid, geo: &Geometry) -> image::RgbImage {
     let max = g.max();
     let mut img = image::RgbImage::new(geo.width, geo.height);
     for y in 0..g.addr_buckets {
@@ -135,6 +144,16 @@ pub fn render_png(g: &Grid, geo: &Geometry) -> Result<Vec<u8>, image::ImageError
             }
         }
     }
+    img
+}
+
+/// The bare plot as PNG bytes (what the SVG embeds).
+pub fn render_png(g: &Grid, geo: &Geometry) -> Result<Vec<u8>, image::ImageError> {
+    encode_png(&render_plot(g, geo))
+}
+
+/// An image as PNG bytes.
+pub fn encode_png(img: &image::RgbImage) -> Result<Vec<u8>, image::ImageError> {
     let mut out = std::io::Cursor::new(Vec::new());
     img.write_to(&mut out, image::ImageFormat::Png)?;
     Ok(out.into_inner())

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::grid::{geometry, render_png, Grid};
+use super::frame::{frame_png, plot_origin};
+use super::grid::{encode_png, geometry, render_plot, Geometry, Grid};
 use super::input::{self, AddrSource, InputError};
 use super::points::HotFunction;
 use super::span::{hot_text_span, HotSpan};
@@ -103,8 +104,16 @@ pub fn make(req: &HeatmapRequest) -> Result<HeatmapOutcome, HeatmapError> {
         req.time_buckets,
         req.address_buckets,
     );
-    let geo = geometry(&grid);
-    let png = render_png(&grid, &geo)?;
+    let (png_left, png_top) = plot_origin();
+    let geo = Geometry {
+        png_left,
+        png_top,
+        ..geometry(&grid)
+    };
+    let plot = render_plot(&grid, &geo);
+    let png = encode_png(&plot)?;
+    // The file is a picture of its own, with axes; the SVG and the store embed the plot.
+    let framed = encode_png(&frame_png(&grid, &geo, &plot))?;
     let span = hot_text_span(
         inp.points.iter().map(|p| (p.addr, 1)),
         req.line_size,
@@ -145,7 +154,7 @@ pub fn make(req: &HeatmapRequest) -> Result<HeatmapOutcome, HeatmapError> {
         "functions": top,
     });
 
-    kfdo_outfile::write_readable(&req.output, &png)?;
+    kfdo_outfile::write_readable(&req.output, &framed)?;
     let svg_path = req.output.with_extension("svg");
     kfdo_outfile::write_readable(&svg_path, svg.as_bytes())?;
     if let Some(path) = &req.json {

@@ -6,6 +6,8 @@
 //! This module is pure (points in, pixels out); [`input`] reads perf.data
 //! and the ELF file to produce the points.
 
+mod axes;
+mod frame;
 mod grid;
 pub mod input;
 pub mod make;
@@ -13,7 +15,8 @@ mod points;
 mod span;
 mod svg;
 
-pub use grid::{colour, geometry, ramp, render_png, Geometry, Grid};
+pub use frame::{frame_png, plot_origin};
+pub use grid::{colour, encode_png, geometry, ramp, render_plot, render_png, Geometry, Grid};
 pub use make::{make, HeatmapError, HeatmapOutcome, HeatmapRequest};
 pub use points::{HotFunction, Point};
 pub use span::{hot_text_span, HotSpan};

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::axes::{address_ticks, format_secs, time_ticks};
 use super::grid::{ramp, Geometry, Grid};
 use super::points::HotFunction;
 use crate::report::{base64, escape_html, fmt_count};
@@ -93,23 +94,16 @@ pub fn render_svg(
     );
     // Address ticks: offsets from the start of the range, in hex.
     let span = (g.a1 - g.a0).max(1) as f64;
-    // Power-of-two steps read well in hex.
-    let step = ((g.a1 - g.a0).max(1) / 6).max(1).next_power_of_two() as f64;
-    let mut addr_ticks = Vec::new();
-    let mut t = 0.0;
-    while t <= span {
-        addr_ticks.push(t);
-        t += step;
-    }
+    let addr_ticks = address_ticks(g);
     for t in addr_ticks {
-        let y = top + h - t / span * h;
+        let y = top + h - t as f64 / span * h;
         let _ = write!(
             s,
             r##"<line x1="{:.1}" y1="{y:.1}" x2="{left}" y2="{y:.1}" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="end">+0x{:x}</text>"##,
             left - 5.0,
             left - 7.0,
             y + 4.0,
-            t as u64
+            t
         );
     }
     let _ = write!(
@@ -119,19 +113,17 @@ pub fn render_svg(
         g.a0
     );
     // Time ticks, in seconds from the first sample.
-    let secs = (g.t1 - g.t0) as f64 / 1e9;
-    if secs > 0.0 {
-        for t in crate::report::plot::ticks(0.0, secs, 8) {
-            let x = left + t / secs * w;
-            let _ = write!(
-                s,
-                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#333"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                top + h,
-                top + h + 5.0,
-                top + h + 17.0,
-                format_secs(t)
-            );
-        }
+    let (secs, time_ticks) = time_ticks(g);
+    for t in time_ticks {
+        let x = left + t / secs * w;
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#333"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            top + h,
+            top + h + 5.0,
+            top + h + 17.0,
+            format_secs(t)
+        );
     }
     let _ = write!(
         s,
@@ -199,18 +191,6 @@ pub fn render_svg(
     );
     s.push_str("</svg>");
     s
-}
-
-fn format_secs(t: f64) -> String {
-    if t == 0.0 {
-        "0".into()
-    } else if t >= 10.0 {
-        format!("{t:.0}")
-    } else if t >= 1.0 {
-        format!("{t:.1}")
-    } else {
-        format!("{t:.2}")
-    }
 }
 
 #[cfg(test)]

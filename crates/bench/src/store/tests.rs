@@ -176,7 +176,10 @@ fn a_version_3_stores_counters_stay_readable_and_new_ones_keep_threads_and_sprea
         .unwrap();
     let c = s.load().unwrap();
     assert_eq!(c.benchmarks[0].variants[0].counters, [threaded]);
-    assert_eq!(c.benchmarks[0].counter_sources, ["emulated: after counting"]);
+    assert_eq!(
+        c.benchmarks[0].counter_sources,
+        ["emulated: after counting"]
+    );
 }
 
 #[test]

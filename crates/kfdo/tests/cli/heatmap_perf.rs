@@ -128,8 +128,23 @@ fn hot_band_matches_perf_report() {
     }
 
     // The picture: the darkest rows are those functions' address ranges.
-    let img = image::open(&png).unwrap().to_rgb8();
+    // The file frames the plot with axes (geometry says where the plot lies in it).
+    let framed = image::open(&png).unwrap().to_rgb8();
     let geo = &s["geometry"];
+    let at = |k: &str| geo[k].as_u64().unwrap() as u32;
+    let (left, top, w, h) = (at("png_left"), at("png_top"), at("width"), at("height"));
+    assert!(left > 0 && top > 0, "{geo}");
+    assert_eq!(
+        framed.get_pixel(left - 1, top + h / 2).0,
+        [51, 51, 51],
+        "left axis"
+    );
+    assert_eq!(
+        framed.get_pixel(left + w / 2, top + h).0,
+        [51, 51, 51],
+        "bottom axis"
+    );
+    let img = image::imageops::crop_imm(&framed, left, top, w, h).to_image();
     let (cell_h, ab) = (
         geo["cell_h"].as_u64().unwrap() as u32,
         s["address_buckets"].as_u64().unwrap() as u32,
