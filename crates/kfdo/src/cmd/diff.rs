@@ -73,15 +73,15 @@ pub fn report_section(
         ..Default::default()
     };
     let d = diff_profiles(&old, &new, (old_path, new_path), &opts)?;
-    let n = |v: u64| v.to_string();
+    let n = crate::counts::grouped;
     let figures = vec![
         (
             "old profile".into(),
-            format!("{} ({} samples)", d.old, d.old_samples),
+            format!("{} ({} samples)", d.old, n(d.old_samples)),
         ),
         (
             "new profile".into(),
-            format!("{} ({} samples)", d.new, d.new_samples),
+            format!("{} ({} samples)", d.new, n(d.new_samples)),
         ),
         ("whole-program similarity".into(), pct(o.similarity)),
         ("samples in both".into(), pct(o.sample_overlap)),
