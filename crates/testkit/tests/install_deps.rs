@@ -71,26 +71,45 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The words of `PACKAGES=( ... )` in install-deps.sh, comments left out (they may hold
-/// parentheses too).
+/// The words of every `...PACKAGES=( ... )` array in install-deps.sh (`EXAMPLE_PACKAGES`,
+/// what the example needs, and `PACKAGES`, which takes it in), comments and `"${...}"`
+/// expansions left out (comments may hold parentheses too).
 fn listed_packages(script: &str) -> BTreeSet<String> {
-    let start = script
-        .find("PACKAGES=(")
-        .expect("install-deps.sh has no PACKAGES=( ... )")
-        + "PACKAGES=(".len();
+    let starts: Vec<usize> = script
+        .match_indices("PACKAGES=(")
+        .map(|(at, m)| at + m.len())
+        .collect();
+    assert!(
+        !starts.is_empty(),
+        "install-deps.sh has no PACKAGES=( ... )"
+    );
     let mut words = BTreeSet::new();
-    for line in script[start..].lines() {
+    for start in starts {
+        words.extend(array_words(&script[start..]));
+    }
+    words
+}
+
+/// The words of one array, from just after its `(` to its `)`.
+fn array_words(rest: &str) -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    for line in rest.lines() {
         let code = line.split('#').next().unwrap_or("");
         let (inside, closed) = match code.split_once(')') {
             Some((inside, _)) => (inside, true),
             None => (code, false),
         };
-        words.extend(inside.split_whitespace().map(str::to_string));
+        words.extend(
+            inside
+                .split_whitespace()
+                .filter(|w| !w.starts_with("\"$"))
+                .map(str::to_string),
+        );
         if closed {
             return words;
         }
     }
-    panic!("install-deps.sh: PACKAGES=( is not closed");
+    panic!("install-deps.sh: a PACKAGES=( is not closed");
 }
 
 /// Every `.rs` file under `dir`.
@@ -394,6 +413,13 @@ fn packages_are_read_from_the_array_without_its_comments() {
     let script = "X=1\nPACKAGES=(a b # not (this)\n  # nor-this\n  c)\nother=(d)\n";
     assert_eq!(
         listed_packages(script),
+        BTreeSet::from(["a".into(), "b".into(), "c".into()])
+    );
+    // The example's list, taken into the whole one by expansion.
+    let two = "EXAMPLE_PACKAGES=(a b)\nPACKAGES=(\"${EXAMPLE_PACKAGES[@]}\" c)\n\
+               if x; then PACKAGES=(\"${EXAMPLE_PACKAGES[@]}\"); fi\n";
+    assert_eq!(
+        listed_packages(two),
         BTreeSet::from(["a".into(), "b".into(), "c".into()])
     );
     assert_eq!(

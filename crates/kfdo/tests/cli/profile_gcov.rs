@@ -225,8 +225,16 @@ fn a_profile_for_the_other_release_is_refused_by_gcc_and_by_kfdo() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("only GCC 11") && !p13.exists(), "{stderr}");
+    // A GCC binary's profile is gcov without --format; another format has no GCC release.
     let out = kfdo()
-        .args(["profile", "--gcc-version", "12", "--binary"])
+        .args([
+            "profile",
+            "--format",
+            "extbinary",
+            "--gcc-version",
+            "12",
+            "--binary",
+        ])
         .arg(&bin)
         .arg("--perf-data")
         .arg(&data)
@@ -234,7 +242,15 @@ fn a_profile_for_the_other_release_is_refused_by_gcc_and_by_kfdo() {
         .arg(dir.path().join("x.afdo"))
         .output()
         .unwrap();
-    assert!(!out.status.success(), "--gcc-version without --format gcov");
+    assert!(
+        !out.status.success(),
+        "--gcc-version with --format extbinary"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--gcc-version is for --format gcov only"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Without --gcc-version the profile is for the GCC that built the binary (its DWARF
