@@ -88,11 +88,16 @@ fn copies_of_one_binary_at_two_paths_make_one_file_per_window() {
     let spool = root.join("spool");
     let _a = Workload::start(&copies[0], "1000000");
     let _b = Workload::start(&copies[1], "1000000");
+    // The copies by path: other tests run binaries named lz at the same time.
     run_ok(
         kfdo()
             .args(["collect", "run", "--spool"])
             .arg(&spool)
-            .args(["--host", "twins", "--program", "lz", "--method", "ip"])
+            .arg("--program")
+            .arg(&copies[0])
+            .arg("--program")
+            .arg(&copies[1])
+            .args(["--host", "twins", "--method", "ip"])
             .args(["--window", "1s", "--every", "1s", "--windows", "3"])
             .args(["--max-cpu", "400"]),
     );
