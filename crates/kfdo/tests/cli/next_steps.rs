@@ -6,12 +6,12 @@ use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn stderr(o: &Output) -> String {
+pub(super) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The text after `PREFIX next: ` on stderr.
-fn next_line(err: &str, prefix: &str) -> String {
+/// The text after `PREFIX: next: ` on stderr.
+pub(super) fn next_line(err: &str, prefix: &str) -> String {
     let tag = format!("{prefix}: next: ");
     err.lines()
         .find_map(|l| l.strip_prefix(&tag))

@@ -3,20 +3,7 @@
 //! builds with the merged profile; and their counts are grouped by thousands.
 
 use crate::common::*;
-use std::process::Output;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The text after `PREFIX: next: ` on stderr.
-fn next_line(err: &str, prefix: &str) -> String {
-    let tag = format!("{prefix}: next: ");
-    err.lines()
-        .find_map(|l| l.strip_prefix(&tag))
-        .unwrap_or_else(|| panic!("no `{tag}` line in:\n{err}"))
-        .to_string()
-}
+use crate::next_steps::{next_line, stderr};
 
 const PROFILE: &str = "main:1200:0\n 1: 600\n 2: 600\n";
 

@@ -206,7 +206,7 @@ fn aarch64_recipe_builds_records_and_judges_under_qemu() {
 
     // The x86-64 recipe's tables, with the times labelled as emulated time.
     let x86_shape = [
-        "| variant | mean time | time saved [95 % CI] | p (Welch) | verdict |",
+        "| variant | mean time | time change [95 % CI] | p (Welch) | verdict |",
         "| counter | baseline | autofdo |",
         "instructions",
         "taken branches",
