@@ -408,6 +408,57 @@ fn the_script_without_kmod_and_rsync_fails_the_check() {
     }
 }
 
+/// What README's first command (`scripts/example.sh`: `kfdo optimize recipes/sqlite3`) runs
+/// besides kfdo: Debian's source package, sqlite3's amalgamation, the builds of its five
+/// variants, the emulated recording and llvm-profgen's reference profile.
+const EXAMPLE_RUNS: &[&str] = &[
+    "dpkg-source",
+    "tclsh",
+    "make",
+    "clang-19",
+    "ld.lld-19",
+    "llvm-profgen-19",
+    "llvm-profdata-19",
+    "qemu-x86_64",
+];
+
+/// The example installs only `EXAMPLE_PACKAGES` (`install-deps.sh --example`): they, what
+/// they pull in and the Essential set must provide every program it runs, and the list
+/// leaves out what only the tests use.
+#[test]
+fn the_examples_packages_provide_what_the_example_runs() {
+    if !debian() {
+        return;
+    }
+    let path = root().join("scripts/install-deps.sh");
+    let script = std::fs::read_to_string(&path).unwrap();
+    let start = script
+        .find("EXAMPLE_PACKAGES=(")
+        .expect("install-deps.sh has no EXAMPLE_PACKAGES=( ... )")
+        + "EXAMPLE_PACKAGES=(".len();
+    let example = array_words(&script[start..]);
+    for tests_only in ["openjdk-17-jre-headless", "clang-22", "chromium", "gcc-11"] {
+        assert!(
+            !example.contains(tests_only),
+            "{tests_only} in the example's list"
+        );
+    }
+    let inst = installed();
+    let have = closure(&example, &inst);
+    let runs: BTreeSet<String> = EXAMPLE_RUNS.iter().map(|p| p.to_string()).collect();
+    let owners = packages_of(&runs);
+    for program in EXAMPLE_RUNS {
+        let pkgs = owners
+            .get(*program)
+            .unwrap_or_else(|| panic!("no installed package ships bin/{program}"));
+        assert!(
+            pkgs.iter()
+                .any(|p| have.contains(p) || inst.essential.contains(p)),
+            "{program} (from {pkgs:?}) is not installed by install-deps.sh --example"
+        );
+    }
+}
+
 #[test]
 fn packages_are_read_from_the_array_without_its_comments() {
     let script = "X=1\nPACKAGES=(a b # not (this)\n  # nor-this\n  c)\nother=(d)\n";
