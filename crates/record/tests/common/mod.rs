@@ -42,14 +42,10 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// The stdout of `cmd`, which must succeed (testkit's check, naming the command).
 pub fn run_ok(cmd: &mut Command) -> String {
-    let o = cmd.output().unwrap();
-    assert!(
-        o.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+    let what = format!("{cmd:?}");
+    kfdo_testkit::run_stdout(cmd, &what)
 }
 
 /// The address range of a function symbol (llvm-nm-19).
