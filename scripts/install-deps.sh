@@ -17,9 +17,10 @@ esac
 # runtime in libclang-rt), the emulated recording and counters (qemu-user; perf's file
 # format), Debian's source package (dpkg-source) and sqlite3's amalgamation (tclsh, make);
 # curl installs Rust where it is missing (and the fleet_loop test reads the object store
-# with curl's SigV4, an S3 client apart from kfdo's).
+# with curl's SigV4, an S3 client apart from kfdo's); gcc is the `cc` that sqlite3's
+# configure and the Rust build's C parts (SQLite in rusqlite) call.
 EXAMPLE_PACKAGES=(clang-19 lld-19 llvm-19 linux-perf qemu-user libclang-rt-19-dev
-                  pkg-config dpkg-dev tcl make time curl)
+                  pkg-config dpkg-dev tcl make time curl gcc)
 
 PACKAGES=("${EXAMPLE_PACKAGES[@]}" bolt-19 qemu-system-x86 valgrind
           # The report tests look at kfdo's HTML in headless Chromium.
@@ -34,7 +35,7 @@ PACKAGES=("${EXAMPLE_PACKAGES[@]}" bolt-19 qemu-system-x86 valgrind
           llvm-19-linker-tools
           # GCC AutoFDO: both releases whose profile format kfdo writes, and AutoFDO's
           # create_gcov, the reference the gcov writer is compared with.
-          gcc g++ gcc-11 g++-11 autofdo
+          g++ gcc-11 g++-11 autofdo
           # The benches' arithmetic.
           bc
           # Kernel builds (the test kernel, the kernel recipes): kbuild's host tools, and
