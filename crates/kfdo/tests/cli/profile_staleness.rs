@@ -83,6 +83,18 @@ fn build_c(dir: &Path, name: &str, src: &str) -> PathBuf {
     bin
 }
 
+/// `kfdo diff --json --binary BINARY OLD NEW`, its JSON.
+fn diff_json(binary: &Path, old: &Path, new: &Path) -> serde_json::Value {
+    let out = run_ok(
+        kfdo()
+            .args(["diff", "--json", "--binary"])
+            .arg(binary)
+            .arg(old)
+            .arg(new),
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn diff_and_staleness_name_the_removed_and_edited_functions() {
     if !tools() {
@@ -97,14 +109,7 @@ fn diff_and_staleness_name_the_removed_and_edited_functions() {
         record_emulated(bin, &["20000"], &data);
         profile_perf_data(bin, &data, prof, "extbinary");
     }
-    let out = run_ok(
-        kfdo()
-            .args(["diff", "--json", "--binary"])
-            .arg(&new_bin)
-            .arg(&old_prof)
-            .arg(&new_prof),
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = diff_json(&new_bin, &old_prof, &new_prof);
     let names = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .unwrap()
@@ -129,14 +134,7 @@ fn diff_and_staleness_name_the_removed_and_edited_functions() {
     let share = st["matching_share"].as_f64().unwrap();
     assert!(share > 0.0 && share < 1.0, "{st:#}");
     // The old profile against its own build: everything matches.
-    let same = run_ok(
-        kfdo()
-            .args(["diff", "--json", "--binary"])
-            .arg(&old_bin)
-            .arg(&old_prof)
-            .arg(&old_prof),
-    );
-    let j: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    let j = diff_json(&old_bin, &old_prof, &old_prof);
     assert_eq!(
         j["staleness"]["matching_share"].as_f64(),
         Some(1.0),
@@ -229,14 +227,7 @@ fn lines_inserted_into_an_inlined_helper_make_its_caller_stale() {
     let data = d.join("rec.data");
     record_emulated(&old_bin, &["20000"], &data);
     profile_perf_data(&old_bin, &data, &old_prof, "extbinary");
-    let out = run_ok(
-        kfdo()
-            .args(["diff", "--json", "--binary"])
-            .arg(&new_bin)
-            .arg(&old_prof)
-            .arg(&old_prof),
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = diff_json(&new_bin, &old_prof, &old_prof);
     let st = &j["staleness"];
     let stale: Vec<&str> = st["stale"]
         .as_array()
@@ -273,14 +264,7 @@ fn lines_inserted_into_an_inlined_helper_make_its_caller_stale() {
     );
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("0 of 1 functions still match"), "{text}");
-    let same = run_ok(
-        kfdo()
-            .args(["diff", "--json", "--binary"])
-            .arg(&old_bin)
-            .arg(&old_prof)
-            .arg(&old_prof),
-    );
-    let j: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    let j = diff_json(&old_bin, &old_prof, &old_prof);
     assert_eq!(
         j["staleness"]["matching_share"].as_f64(),
         Some(1.0),
