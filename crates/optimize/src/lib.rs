@@ -16,7 +16,8 @@
 //!
 //! Layers, bottom first: a module uses (imports, or calls the methods of) only the
 //! modules before it, and the two pipelines never use each other.
-//! 0. `vocabulary`: `variant`, `compiler` (what both pipelines build, and with what)
+//! 0. `vocabulary`: `variant`, `compiler`, `support` (what both pipelines build, with
+//!    what, and the one table of which build makes which variant)
 //! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
 //!    `output_dir`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
 //! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
@@ -76,7 +77,7 @@ mod layering {
 
     #[test]
     fn vocabulary_modules_only_use_earlier_ones() {
-        let order = ["variant", "compiler"];
+        let order = ["variant", "compiler", "support"];
         assert_folder_layers(&src(), "vocabulary", &one_per_layer(&order), &[]);
     }
 

@@ -14,7 +14,7 @@ use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
 use crate::program::{compiler, target::Target, Options, Recipe};
 use crate::steps::output_dir;
 use crate::steps::recipe_file::read_text;
-use crate::vocabulary::Variant;
+use crate::vocabulary::{support, BuildKind, Variant};
 
 /// What the command line may say about a run (None: the recipe's or the default).
 #[derive(Debug, Clone)]
@@ -223,11 +223,11 @@ fn refuse_unread(o: &Overrides, kernel: bool, recipe: &Path) -> anyhow::Result<(
 
 /// Refuses a `--compare-llvm` that has nothing to compare, before anything is made.
 fn check_compare(recipe: &Recipe, o: &Overrides, other: Llvm) -> anyhow::Result<()> {
-    let choice = compiler::with_llvm(&recipe.build.compiler, o.llvm)?;
-    let (this, _) = compiler::default_commands(&choice);
-    if !choice.starts_with("clang") {
+    let choice = recipe.build.compiler.with_llvm(o.llvm)?;
+    let (this, _) = choice.commands();
+    if !choice.is_clang() {
         anyhow::bail!(
-            "--compare-llvm {}: the recipe builds with {choice:?} ([build] compiler); \
+            "--compare-llvm {}: the recipe builds with \"{choice}\" ([build] compiler); \
              --compare-llvm compares clang builds",
             other.major
         );
@@ -272,11 +272,11 @@ fn against_plan(
 
 /// `path`: the recipe file as the user named it, for errors.
 fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Options> {
-    let choice = compiler::with_llvm(&recipe.build.compiler, o.llvm)?;
-    let (default_cc, default_cxx) = compiler::default_commands(&choice);
+    let choice = recipe.build.compiler.with_llvm(o.llvm)?;
+    let (default_cc, default_cxx) = choice.commands();
     let cc = o.cc.unwrap_or(default_cc);
     let cxx = o.cxx.unwrap_or(default_cxx);
-    let compiler = compiler::resolve(&choice, &cc)
+    let compiler = compiler::resolve(choice, &cc)
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
     let llvm = compiler.llvm().unwrap_or_default();
     let target = recipe
@@ -286,15 +286,17 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
         .map(Target::parse)
         .transpose()
         .map_err(|e| anyhow::anyhow!("recipe {}: {e}", path.display()))?;
-    let default_variants = match &target {
-        Some(t) => t.default_variants(),
-        None => compiler::default_variants(compiler),
+    let kind = match target {
+        Some(_) => BuildKind::CrossProgram,
+        None => BuildKind::Program,
     };
-    let variants = Variant::parse_list(o.variants.as_deref().unwrap_or(default_variants))?;
-    compiler::check_variants(compiler, &variants)?;
+    let variants = match o.variants.as_deref() {
+        Some(list) => Variant::parse_list(list)?,
+        None => Variant::with_bases(support::defaults(kind, compiler)),
+    };
+    support::check(&variants, kind, compiler).map_err(|e| anyhow::anyhow!("--variants {e}"))?;
     // What a cross build cannot do is refused before the output directory is made.
     if let Some(t) = &target {
-        t.check_variants(&variants)?;
         t.method(o.method)?;
         t.counters(o.counters)?;
     }

@@ -22,14 +22,8 @@ pub struct Args {
     /// train and bench commands, or a kernel's source, configuration and workload.
     #[arg(value_name = "RECIPE")]
     recipe: PathBuf,
-    /// Variants to build besides the baseline, comma-separated. Programs: autofdo,
-    /// autofdo-llvm-profgen, ifdo, autofdo+thinlto (default: these four; for a recipe with
-    /// `[build] target`, all but ifdo), and the layout variants propeller, bolt,
-    /// autofdo+thinlto+propeller, autofdo+thinlto+bolt. Kernels:
-    /// autofdo, autofdo-llvm-profgen, autofdo+thinlto, autofdo+thinlto+propeller and the
-    /// recipe's own [[variant]]s (default: the recipe's default_variants, else
-    /// autofdo,autofdo+thinlto).
-    #[arg(long, value_name = "LIST")]
+    // The help is `vocabulary::support`'s table in words, so it names what is built.
+    #[arg(long, value_name = "LIST", help = kfdo_optimize::vocabulary::support::help())]
     variants: Option<String>,
     /// Kernels: boots per variant and evaluation workload (default: the recipe's, else 5).
     #[arg(long, value_name = "N")]

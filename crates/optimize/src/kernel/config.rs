@@ -118,7 +118,7 @@ impl KernelCtx {
         let mut key = Key::new("config base")
             .add("source", &src.id)
             .add("start", &r.kernel.config)
-            .add("compiler", &r.kernel.compiler)
+            .add("compiler", r.kernel.compiler.to_string())
             .add("tools", &self.tool_ids);
         if let Some(f) = r.config_file() {
             key = key.add("config file", crate::steps::cache::content_hash(&f)?);

@@ -20,7 +20,7 @@ impl KernelCtx {
         let out = self.dir("initramfs/workload.cpio.gz");
         let key = Key::new("initramfs")
             .add("workload", crate::steps::cache::content_hash(&dir)?)
-            .add("compiler", &r.kernel.compiler)
+            .add("compiler", r.kernel.compiler.to_string())
             .add("arch", &r.kernel.arch)
             .add("tools", &self.tool_ids)
             .finish();
@@ -30,7 +30,7 @@ impl KernelCtx {
             cmd.arg(dir.join("build-initramfs.sh"))
                 .arg(&out)
                 .arg("--cc")
-                .arg(&r.kernel.compiler);
+                .arg(r.kernel.compiler.to_string());
             // /init runs on the guest's architecture, not necessarily this machine's.
             if r.kernel.arch == "arm64" {
                 cmd.arg("--target").arg("aarch64-linux-gnu");

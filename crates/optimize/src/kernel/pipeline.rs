@@ -132,7 +132,7 @@ fn kvm_status(o: &KernelOptions) -> KvmStatus {
 pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
     let compilers: Vec<String> = {
         let mut c: Vec<String> = opts.variants.iter().map(|v| v.compiler.command()).collect();
-        c.push(opts.recipe.kernel.compiler.clone());
+        c.push(opts.recipe.kernel.compiler.to_string());
         c.sort();
         c.dedup();
         c

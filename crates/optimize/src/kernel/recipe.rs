@@ -9,7 +9,7 @@ use anyhow::bail;
 use kfdo_toolchain::Llvm;
 
 use crate::steps::recipe_file::{check_table_names, name_ok};
-use crate::vocabulary::{Compiler, Variant};
+use crate::vocabulary::{support, BuildKind, Compiler, CompilerName, Variant};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -65,7 +65,7 @@ pub struct Kernel {
     /// The compiler of every variant that does not name another: `clang-19` or
     /// `clang-22` (LLVM=-N, the whole LLVM toolchain of that release) or `gcc-12`.
     #[serde(default = "default_compiler")]
-    pub compiler: String,
+    pub compiler: CompilerName,
     /// How the profile reaches the build: `kconfig` (CONFIG_AUTOFDO_CLANG and
     /// CLANG_AUTOFDO_PROFILE, Linux >= 6.13), or `kcflags` (the same compiler and linker
     /// flags through KCFLAGS / LDFLAGS, for older kernels).
@@ -116,7 +116,7 @@ pub struct UmlSpec {
 pub struct VariantSpec {
     pub name: String,
     /// `clang-19`, `clang-22` or `gcc-12` (default: the recipe's compiler).
-    pub compiler: Option<String>,
+    pub compiler: Option<CompilerName>,
     /// Extra compiler flags for every kernel object (`KCFLAGS`), e.g. `-O3`, `-march=native`.
     #[serde(default)]
     pub kcflags: String,
@@ -131,17 +131,27 @@ pub struct VariantSpec {
 impl KernelRecipe {
     /// The recipe's compiler (`[kernel] compiler`).
     pub fn compiler(&self) -> anyhow::Result<Compiler> {
-        parse_compiler(&self.kernel.compiler)
+        kernel_compiler(self.kernel.compiler)
     }
 
-    /// The variants built when `--variants` is not given.
+    /// What the recipe builds, in `vocabulary::support`'s table.
+    pub fn build_kind(&self) -> BuildKind {
+        match self.kernel.arch.as_str() {
+            "arm64" => BuildKind::CrossKernel,
+            _ => BuildKind::Kernel,
+        }
+    }
+
+    /// The variants built when `--variants` is not given: the recipe's
+    /// `default_variants` (which may name its own), else the table's.
     pub fn default_variants(&self) -> Vec<String> {
-        match &self.default_variants {
-            Some(v) => v.clone(),
-            None if self.compiler().is_ok_and(Compiler::is_gcc) => {
-                vec!["autofdo".into(), "ifdo".into()]
-            }
-            None => vec!["autofdo".into(), "autofdo+thinlto".into()],
+        match (&self.default_variants, self.compiler()) {
+            (Some(v), _) => v.clone(),
+            (None, Ok(c)) => support::defaults(self.build_kind(), c)
+                .iter()
+                .map(|v| v.name().to_string())
+                .collect(),
+            (None, Err(_)) => Vec::new(),
         }
     }
 }
@@ -157,8 +167,8 @@ fn default_arch() -> String {
 fn default_config() -> String {
     "tinyconfig".into()
 }
-fn default_compiler() -> String {
-    "clang-19".into()
+fn default_compiler() -> CompilerName {
+    CompilerName::Is(Compiler::CLANG)
 }
 fn default_fdo() -> String {
     "kconfig".into()
@@ -176,18 +186,6 @@ fn default_profile() -> String {
 /// Default boots per variant of an evaluation workload.
 pub const DEFAULT_BOOTS: usize = 5;
 
-/// The built-in variants a kernel recipe builds (`variant` says how); a recipe's own
-/// [[variant]] may not take one of their names.
-pub const KERNEL_VARIANTS: [Variant; 7] = [
-    Variant::Baseline,
-    Variant::Autofdo,
-    Variant::AutofdoLlvmProfgen,
-    Variant::AutofdoThinlto,
-    Variant::AutofdoThinltoPropeller,
-    Variant::AutofdoThinltoBolt,
-    Variant::Ifdo,
-];
-
 /// The GCC releases kfdo builds kernels with (Debian 12's).
 const GCC_COMPILERS: &[&str] = &["gcc-12", "gcc-11"];
 
@@ -201,13 +199,14 @@ pub fn compilers() -> Vec<String> {
         .collect()
 }
 
-/// A kernel recipe's `compiler` (one of [`compilers`]).
-pub fn parse_compiler(name: &str) -> anyhow::Result<Compiler> {
+/// A kernel recipe's compiler: one of [`compilers`] (a kernel is built with a release
+/// kfdo's kernel tests cover, and never with "the gcc on PATH").
+pub fn kernel_compiler(name: CompilerName) -> anyhow::Result<Compiler> {
     let all = compilers();
-    match Compiler::from_command(name) {
-        Some(c) if all.iter().any(|a| a == name) => Ok(c),
+    match name.compiler() {
+        Some(c) if all.contains(&c.command()) => Ok(c),
         _ => bail!(
-            "compiler = {name:?}: use one of {} (Debian 12's clang and gcc)",
+            "compiler = \"{name}\": use one of {} (Debian 12's clang and gcc)",
             all.join(", ")
         ),
     }
@@ -217,22 +216,12 @@ impl KernelRecipe {
     /// The recipe with `--llvm` applied: every clang build (the recipe's and its own
     /// variants') uses that release; a GCC recipe has none to change and is refused.
     pub fn with_llvm(mut self, llvm: Llvm) -> anyhow::Result<KernelRecipe> {
-        if !self.compiler()?.is_clang() {
-            bail!(
-                "--llvm {}: the recipe builds with {:?} ([kernel] compiler); --llvm picks the \
-                 release of a clang recipe's tools",
-                llvm.major,
-                self.kernel.compiler
-            );
-        }
-        parse_compiler(&llvm.clang()).map_err(|e| anyhow::anyhow!("--llvm {}: {e}", llvm.major))?;
-        self.kernel.compiler = llvm.clang();
-        for v in &mut self.variants {
-            if v.compiler
-                .as_deref()
-                .is_some_and(|c| c.starts_with("clang-"))
-            {
-                v.compiler = Some(llvm.clang());
+        self.kernel.compiler = self.kernel.compiler.with_llvm(Some(llvm))?;
+        kernel_compiler(self.kernel.compiler)
+            .map_err(|e| anyhow::anyhow!("--llvm {}: {e}", llvm.major))?;
+        for c in self.variants.iter_mut().filter_map(|v| v.compiler.as_mut()) {
+            if c.is_clang() {
+                *c = c.with_llvm(Some(llvm))?;
             }
         }
         Ok(self)
@@ -254,7 +243,7 @@ impl KernelRecipe {
         if !self.compiler().is_ok_and(Compiler::is_clang) {
             bail!(
                 "[uml]: kfdo builds User-Mode Linux twins with clang, and this recipe builds \
-                 with {:?}; remove [uml], or use a clang compiler (\"clang-19\")",
+                 with \"{}\"; remove [uml], or use a clang compiler (\"clang-19\")",
                 self.kernel.compiler
             );
         }
@@ -323,19 +312,17 @@ impl KernelRecipe {
                 k.arch
             );
         }
-        if k.arch == "arm64" && !Compiler::from_command(&k.compiler).is_some_and(Compiler::is_clang)
-        {
+        if k.arch == "arm64" && !k.compiler.is_clang() {
             bail!(
-                "[kernel] arch = \"arm64\" with compiler = {:?}: arm64 kernels are \
+                "[kernel] arch = \"arm64\" with compiler = \"{}\": arm64 kernels are \
                  cross-compiled with clang (LLVM=-N targets arm64 by itself); GCC kernels \
                  are x86_64 only for now. Use compiler = \"clang-19\" (recipes/linux-arm64)",
                 k.compiler
             );
         }
-        for c in std::iter::once(&k.compiler)
-            .chain(self.variants.iter().filter_map(|v| v.compiler.as_ref()))
+        for c in std::iter::once(k.compiler).chain(self.variants.iter().filter_map(|v| v.compiler))
         {
-            parse_compiler(c)?;
+            kernel_compiler(c)?;
         }
         if !["kconfig", "kcflags"].contains(&k.fdo.as_str()) {
             bail!(
@@ -397,7 +384,9 @@ impl KernelRecipe {
         }
         check_table_names("variant", self.variants.iter().map(|v| v.name.as_str()))?;
         for v in &self.variants {
-            if Variant::from_name(&v.name).is_some_and(|b| KERNEL_VARIANTS.contains(&b)) {
+            if Variant::from_name(&v.name)
+                .is_some_and(|b| support::built_in(self.build_kind()).contains(&b))
+            {
                 bail!(
                     "[[variant]] {:?}: that name is a built-in variant; choose another",
                     v.name

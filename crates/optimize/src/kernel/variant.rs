@@ -53,8 +53,9 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use super::recipe::{KernelRecipe, VariantSpec, KERNEL_VARIANTS};
-use crate::vocabulary::{CompileProfile, Compiler, Layout, Variant};
+use super::recipe::{KernelRecipe, VariantSpec};
+use crate::vocabulary::support::{self, support, Refusal};
+use crate::vocabulary::{CompileProfile, Compiler, Variant};
 
 /// The name of the gcov-instrumented kernel an `ifdo` kernel is trained on.
 pub const INSTRUMENTED: &str = "ifdo-instrumented";
@@ -116,115 +117,29 @@ impl KernelVariant {
         self.compiler.is_clang()
     }
 
-    /// The built-in variant `name` for `recipe`, or the recipe's own `[[variant]]`.
+    /// The built-in variant `name` for `recipe` (checked against `vocabulary::support`'s
+    /// table), or the recipe's own `[[variant]]`.
     pub fn named(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
-        let fdo = fdo_of(recipe);
         let compiler = recipe.compiler()?;
-        let gcc = compiler.is_gcc();
-        let built_in = Variant::from_name(name).filter(|v| KERNEL_VARIANTS.contains(v));
-        if recipe.kernel.arch == "arm64" && built_in == Some(Variant::AutofdoThinltoBolt) {
-            bail!(
-                "variant '{name}': BOLT kernels are x86_64 only in kfdo (BOLT's Linux kernel \
-                 support is for x86-64); arm64 recipes have baseline, autofdo, \
-                 autofdo-llvm-profgen and autofdo+thinlto"
-            );
-        }
-        if recipe.kernel.arch == "arm64"
-            && built_in.is_some_and(|v| v.layout() == Some(Layout::Propeller))
-        {
-            bail!(
-                "variant '{name}': Propeller is x86_64 only in kfdo (its profile comes from \
-                 x86-64 basic-block address maps and decoding); arm64 recipes have baseline, \
-                 autofdo, autofdo-llvm-profgen and autofdo+thinlto"
-            );
-        }
-        if built_in.is_some_and(|v| !compiler.can_build(v)) {
-            bail!(
-                "variant '{name}' needs clang (LLVM's profiles, ThinLTO, Propeller), and this \
-                 recipe builds with {}: its variants are baseline, autofdo (GCC's \
-                 -fauto-profile) and ifdo (gcov kernel PGO); for '{name}' use a recipe with \
-                 compiler = \"clang-19\" (recipes/linux)",
-                recipe.kernel.compiler
-            );
-        }
-        let base = |profile| {
-            let mut kconfig = BTreeMap::new();
-            if fdo == Fdo::Kconfig && !gcc {
-                kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
+        let kind = recipe.build_kind();
+        let built_in = match Variant::from_name(name).map(|v| (v, support(v, kind, compiler))) {
+            Some((v, Ok(()))) => Some(v),
+            Some((v, Err(r @ Refusal::Cannot { .. }))) => {
+                bail!(
+                    "variant '{}': {}",
+                    v.name(),
+                    support::reason(kind, compiler, &r)
+                )
             }
-            KernelVariant {
-                name: name.to_string(),
-                compiler,
-                kcflags: String::new(),
-                kconfig,
-                profile,
-                propeller: PropellerRole::None,
-                bolt: false,
-            }
+            Some((_, Err(Refusal::NotOffered))) | None => None,
         };
-        // Each built-in variant's profile is its stack's (vocabulary::Variant).
         let v = match built_in {
-            Some(b @ (Variant::Baseline | Variant::Autofdo | Variant::AutofdoLlvmProfgen)) => {
-                base(b.compile_profile())
-            }
-            Some(b @ Variant::AutofdoThinlto) => {
-                let mut v = base(b.compile_profile());
-                v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
-                v.kconfig.insert("LTO_NONE".into(), "n".into());
-                v
-            }
-            Some(Variant::Ifdo) => {
-                if !gcc {
-                    bail!(
-                        "variant 'ifdo': instrumented kernel PGO is GCC's gcov kernel PGO \
-                         (clang's kernel PGO, CONFIG_PGO_CLANG, was never merged into Linux); \
-                         build it in a recipe with compiler = \"gcc-12\" (recipes/linux-gcc)"
-                    );
-                }
-                base(Variant::Ifdo.compile_profile())
-            }
-            Some(Variant::AutofdoThinltoPropeller) => {
-                if fdo == Fdo::Kcflags {
-                    bail!(
-                        "variant '{name}': Propeller kernels need CONFIG_PROPELLER_CLANG, which \
-                         came with Linux 6.13 (this recipe builds an older kernel, fdo = \"kcflags\")"
-                    );
-                }
-                let mut v = KernelVariant::named(PROPELLER_BASE, recipe)?;
-                v.name = name.to_string();
-                v.kconfig.insert("PROPELLER_CLANG".into(), "y".into());
-                v.kcflags = PROPELLER_KCFLAGS.into();
-                v.propeller = PropellerRole::Optimized;
-                v
-            }
-            Some(Variant::AutofdoThinltoBolt) => {
-                let mut v = KernelVariant::named(PROPELLER_BASE, recipe)?;
-                v.name = name.to_string();
-                v.bolt = true;
-                v
-            }
-            // KERNEL_VARIANTS holds no other built-in variant.
-            _ => match recipe.variants.iter().find(|s| s.name == name) {
-                Some(s) => from_spec(s, recipe)?,
-                None => bail!(
-                    "--variants: unknown variant '{name}' (built in: {}; the recipe's own: {})",
-                    KERNEL_VARIANTS.map(Variant::name).join(", "),
-                    if recipe.variants.is_empty() {
-                        "none".to_string()
-                    } else {
-                        recipe
-                            .variants
-                            .iter()
-                            .map(|v| v.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
-                ),
-            },
+            Some(b) => built_in_variant(b, recipe, compiler)?,
+            None => own_variant(name, recipe)?,
         };
         // The profile is of the recipe's baseline: LLVM's format for a clang baseline,
         // GCC's for a GCC one, and each compiler reads only its own.
-        if v.profile != CompileProfile::None && v.is_clang() == gcc {
+        if v.profile != CompileProfile::None && v.is_clang() != compiler.is_clang() {
             bail!(
                 "variant '{}': built with {} but the profile is of the recipe's {} baseline; \
                  a profiled variant uses the recipe's compiler (drop its `compiler`, or \
@@ -401,9 +316,85 @@ pub fn fdo_of(recipe: &KernelRecipe) -> Fdo {
     }
 }
 
+/// How the built-in variant `b` (one the table lets this recipe build) is built.
+fn built_in_variant(
+    b: Variant,
+    recipe: &KernelRecipe,
+    compiler: Compiler,
+) -> anyhow::Result<KernelVariant> {
+    let fdo = fdo_of(recipe);
+    let base = |profile| {
+        let mut kconfig = BTreeMap::new();
+        if fdo == Fdo::Kconfig && compiler.is_clang() {
+            kconfig.insert("AUTOFDO_CLANG".to_string(), "y".to_string());
+        }
+        KernelVariant {
+            name: b.name().to_string(),
+            compiler,
+            kcflags: String::new(),
+            kconfig,
+            profile,
+            propeller: PropellerRole::None,
+            bolt: false,
+        }
+    };
+    // Each built-in variant's profile is its stack's (vocabulary::Variant).
+    Ok(match b {
+        Variant::AutofdoThinlto => {
+            let mut v = base(b.compile_profile());
+            v.kconfig.insert("LTO_CLANG_THIN".into(), "y".into());
+            v.kconfig.insert("LTO_NONE".into(), "n".into());
+            v
+        }
+        Variant::AutofdoThinltoPropeller => {
+            if fdo == Fdo::Kcflags {
+                bail!(
+                    "variant '{}': Propeller kernels need CONFIG_PROPELLER_CLANG, which \
+                     came with Linux 6.13 (this recipe builds an older kernel, fdo = \"kcflags\")",
+                    b.name()
+                );
+            }
+            let mut v = built_in_variant(Variant::AutofdoThinlto, recipe, compiler)?;
+            v.name = b.name().to_string();
+            v.kconfig.insert("PROPELLER_CLANG".into(), "y".into());
+            v.kcflags = PROPELLER_KCFLAGS.into();
+            v.propeller = PropellerRole::Optimized;
+            v
+        }
+        Variant::AutofdoThinltoBolt => {
+            let mut v = built_in_variant(Variant::AutofdoThinlto, recipe, compiler)?;
+            v.name = b.name().to_string();
+            v.bolt = true;
+            v
+        }
+        _ => base(b.compile_profile()),
+    })
+}
+
+/// The recipe's own `[[variant]]` called `name`.
+fn own_variant(name: &str, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
+    match recipe.variants.iter().find(|s| s.name == name) {
+        Some(s) => from_spec(s, recipe),
+        None => bail!(
+            "--variants: unknown variant '{name}' (built in: {}; the recipe's own: {})",
+            support::names(&support::built_in(recipe.build_kind())),
+            if recipe.variants.is_empty() {
+                "none".to_string()
+            } else {
+                recipe
+                    .variants
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+    }
+}
+
 fn from_spec(s: &VariantSpec, recipe: &KernelRecipe) -> anyhow::Result<KernelVariant> {
     let compiler = match &s.compiler {
-        Some(c) => super::recipe::parse_compiler(c)?,
+        Some(c) => super::recipe::kernel_compiler(*c)?,
         None => recipe.compiler()?,
     };
     let mut kconfig = BTreeMap::new();
@@ -548,7 +539,7 @@ mod tests {
     #[test]
     fn gcc_recipes_build_autofdo_and_gcov_pgo_through_kcflags() {
         let mut r = recipe("kcflags");
-        r.kernel.compiler = "gcc-12".into();
+        r.kernel.compiler = crate::vocabulary::CompilerName::parse("gcc-12").unwrap();
         let list = KernelVariant::parse_list("autofdo,ifdo", &r).unwrap();
         assert!(list.iter().all(|v| v.kconfig.is_empty()), "{list:?}");
         let afdo = list[1].make_vars(Fdo::Kcflags, Some(Path::new("/p/k.gcov")), None, b());

@@ -9,6 +9,7 @@ use anyhow::bail;
 use serde::Deserialize;
 
 use crate::steps::recipe_file::{check_table_names, name_ok, parse_text, quote, read_text};
+use crate::vocabulary::{Compiler, CompilerName};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,15 +55,15 @@ pub struct Build {
     /// Optimization flags every variant shares (kfdo adds debug-info and profile flags).
     #[serde(default = "default_opt")]
     pub opt: String,
-    /// The compiler family: `clang` (default), `gcc` or `gcc-N` (see [`super::compiler`]).
+    /// `clang` (default), `clang-N`, `gcc` or `gcc-N` (see [`CompilerName`]).
     #[serde(default = "default_compiler")]
-    pub compiler: String,
+    pub compiler: CompilerName,
     /// Another architecture to build for (`aarch64-linux-gnu`; see [`super::target`]).
     pub target: Option<String>,
 }
 
-fn default_compiler() -> String {
-    "clang".to_string()
+fn default_compiler() -> CompilerName {
+    CompilerName::Is(Compiler::CLANG)
 }
 
 fn default_opt() -> String {
@@ -133,12 +134,11 @@ impl Recipe {
         if self.build.command.trim().is_empty() {
             bail!("[build] command is empty");
         }
-        super::compiler::check_choice(&self.build.compiler)?;
         if let Some(t) = &self.build.target {
             super::target::Target::parse(t)?;
-            if !self.build.compiler.starts_with("clang") {
+            if !self.build.compiler.is_clang() {
                 bail!(
-                    "[build] target = {t:?} with compiler = {:?}: cross builds use clang \
+                    "[build] target = {t:?} with compiler = \"{}\": cross builds use clang \
                      (--target); leave `compiler` out or name a clang release",
                     self.build.compiler
                 );
@@ -275,7 +275,7 @@ command = "{bin} --size 50"
             (format!("{GOOD}runs = 1\n"), "at least 2 runs"),
             (
                 GOOD.replace("binary = \"demo\"", "binary = \"demo\"\ncompiler = \"icc\""),
-                "[build] compiler = \"icc\"",
+                "compiler = \"icc\": use \"clang\"",
             ),
             (
                 GOOD.replace("binary = \"demo\"", "binary = \"demo\"\ntarget = \"mips\""),

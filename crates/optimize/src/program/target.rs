@@ -16,8 +16,6 @@ use anyhow::bail;
 use kfdo_elf::Arch;
 use kfdo_record::hardware::Method;
 
-use crate::vocabulary::Variant;
-
 /// The targets a recipe may name.
 pub const TARGETS: [&str; 1] = ["aarch64-linux-gnu"];
 
@@ -26,28 +24,6 @@ pub const TARGETS: [&str; 1] = ["aarch64-linux-gnu"];
 pub struct Target {
     pub triple: String,
     pub arch: Arch,
-}
-
-/// Why each variant a cross build cannot make is refused.
-fn refusal(v: Variant) -> Option<&'static str> {
-    match v {
-        Variant::Bolt | Variant::AutofdoThinltoBolt => Some(
-            "kfdo's BOLT profiles are x86-64 only (its control-flow reader decodes x86 \
-             with iced-x86)",
-        ),
-        Variant::Ifdo => Some(
-            "instrumented PGO links clang's profile runtime for the target \
-             (libclang_rt.profile-aarch64.a), which no package installable on this \
-             x86-64 system provides (Debian ships it in libclang-rt-N-dev:arm64, which needs \
-             dpkg's arm64 architecture and arm64 libraries; the cross packages have only \
-             GCC's libgcov)",
-        ),
-        Variant::Propeller | Variant::AutofdoThinltoPropeller => Some(
-            "kfdo's Propeller profiles have not been checked against an aarch64 BB address \
-             map, so kfdo does not offer them as a result",
-        ),
-        _ => None,
-    }
 }
 
 impl Target {
@@ -80,27 +56,6 @@ impl Target {
     /// Debian's cross sysroot: the dynamic loader and libraries the program runs with.
     pub fn sysroot(&self) -> PathBuf {
         Path::new("/usr").join(&self.triple)
-    }
-
-    /// The default variants of a cross recipe: what it can build.
-    pub fn default_variants(&self) -> &'static str {
-        "autofdo,autofdo-llvm-profgen,autofdo+thinlto"
-    }
-
-    /// Refuses, by name, a variant that cannot be built or judged for the target.
-    pub fn check_variants(&self, variants: &[Variant]) -> anyhow::Result<()> {
-        for v in variants {
-            if let Some(why) = refusal(*v) {
-                bail!(
-                    "--variants {}: the recipe builds for {} ([build] target), and {} cannot: \
-                     {why}; choose among baseline, autofdo, autofdo-llvm-profgen, autofdo+thinlto",
-                    v.name(),
-                    self.triple,
-                    v.name()
-                );
-            }
-        }
-        Ok(())
     }
 
     /// The recording method: auto is emulated LBR (the program runs only under QEMU
@@ -204,28 +159,6 @@ mod tests {
         assert_eq!(t.clang_flag(), "--target=aarch64-linux-gnu");
         let e = Target::parse("riscv64-linux-gnu").unwrap_err().to_string();
         assert!(e.contains("[build] target") && e.contains("riscv64"), "{e}");
-    }
-
-    #[test]
-    fn cross_variants_refused_by_name() {
-        let t = Target::parse("aarch64-linux-gnu").unwrap();
-        t.check_variants(&Variant::parse_list(t.default_variants()).unwrap())
-            .unwrap();
-        for (v, why) in [
-            (Variant::Bolt, "x86-64 only"),
-            (Variant::AutofdoThinltoBolt, "x86-64 only"),
-            (Variant::Ifdo, "libclang_rt.profile-aarch64.a"),
-            (Variant::Propeller, "Propeller"),
-        ] {
-            let e = t
-                .check_variants(&[Variant::Autofdo, v])
-                .unwrap_err()
-                .to_string();
-            assert!(
-                e.contains(&format!("--variants {}", v.name())) && e.contains(why),
-                "{e}"
-            );
-        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The built-in variants `kfdo optimize` compares, for programs and kernels alike: each
-//! one a profile and the optimizations stacked on it. A program builds all of them (with
-//! clang); a kernel recipe a subset (`kernel::variant::KERNEL_VARIANTS`) plus its own.
+//! one a profile and the optimizations stacked on it. Which build makes which is
+//! `support`'s table; a kernel recipe adds its own.
 //!
 //! The layout variants optimize a finished build (their *base*: the baseline or
 //! autofdo+thinlto) once more from a recording of that build: Propeller relinks it with
@@ -164,16 +164,10 @@ impl Variant {
         self.base().is_some()
     }
 
-    /// Whether only LLVM builds it: GCC has AutoFDO and instrumented PGO, but not
-    /// llvm-profgen's profile, ThinLTO, Propeller or BOLT (lld / LLVM tools).
-    pub fn needs_llvm(self) -> bool {
-        !matches!(self, Variant::Baseline | Variant::Autofdo | Variant::Ifdo)
-    }
-
     /// A comma-separated list; baseline is always built (everything is judged against
     /// it), and a layout variant brings its base build along (built and judged too).
     pub fn parse_list(list: &str) -> anyhow::Result<Vec<Variant>> {
-        let mut out = vec![Variant::Baseline];
+        let mut named = Vec::new();
         for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
             let Some(v) = Variant::from_name(word) else {
                 bail!(
@@ -181,14 +175,23 @@ impl Variant {
                     Self::known()
                 );
             };
-            for v in [v.base(), Some(v)].into_iter().flatten() {
+            named.push(v);
+        }
+        Ok(Variant::with_bases(&named))
+    }
+
+    /// `variants` with the baseline and each layout variant's base, once each, in order.
+    pub fn with_bases(variants: &[Variant]) -> Vec<Variant> {
+        let mut out = vec![Variant::Baseline];
+        for v in variants {
+            for v in [v.base(), Some(*v)].into_iter().flatten() {
                 if !out.contains(&v) {
                     out.push(v);
                 }
             }
         }
         out.sort();
-        Ok(out)
+        out
     }
 
     fn known() -> String {
@@ -272,17 +275,5 @@ mod tests {
                 assert_eq!(base.thinlto(), v.thinlto());
             }
         }
-    }
-
-    #[test]
-    fn only_baseline_autofdo_and_ifdo_build_without_llvm() {
-        let without: Vec<Variant> = Variant::ALL
-            .into_iter()
-            .filter(|v| !v.needs_llvm())
-            .collect();
-        assert_eq!(
-            without,
-            [Variant::Baseline, Variant::Autofdo, Variant::Ifdo]
-        );
     }
 }

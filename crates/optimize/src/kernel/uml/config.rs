@@ -65,7 +65,7 @@ impl KernelCtx {
         let key = Key::new("config uml base")
             .add("source", &src.id)
             .add("start", &r.kernel.config)
-            .add("compiler", &r.kernel.compiler)
+            .add("compiler", r.kernel.compiler.to_string())
             .add("tools", &self.tool_ids)
             .add("fragment", &fragment)
             .finish();
