@@ -19,12 +19,13 @@
 //! 0. `vocabulary`: `variant`, `compiler`, `support` (what both pipelines build, with
 //!    what, and the one table of which build makes which variant)
 //! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
-//!    `output_dir`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
-//! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
-//!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
+//!    `output_dir`, `planned`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
+//! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `step_list`, `ctx`, `compile`,
+//!    `train`, `train_gcc`, `postlink`, `judge`, `summary`, `llvm_compare`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
-//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`, `model`, `pipeline`;
+//!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`,
+//!    `step_list`, `model`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
 //! 3. `plan`, `counters_vs_time` (an output directory's counters held against its time)
@@ -91,6 +92,7 @@ mod layering {
             "scripts",
             "recipe_file",
             "output_dir",
+            "planned",
             "gcc_note",
             "agree",
             "engine",
@@ -107,6 +109,7 @@ mod layering {
             "compiler",
             "target",
             "recipe",
+            "step_list",
             "ctx",
             "compile",
             "train",
@@ -146,6 +149,7 @@ mod layering {
             "package",
             "kvm",
             "uml",
+            "step_list",
             "model",
             "pipeline",
         ];

@@ -10,10 +10,10 @@ use kfdo_bench::counters::Choice;
 use kfdo_record::hardware::Method;
 use kfdo_toolchain::Llvm;
 
-use crate::kernel::{KernelOptions, KernelRecipe, KernelVariant};
-use crate::program::{compiler, target::Target, Options, Recipe};
-use crate::steps::output_dir;
+use crate::kernel::{self, KernelOptions, KernelRecipe, KernelVariant};
+use crate::program::{self, compiler, target::Target, Options, Recipe};
 use crate::steps::recipe_file::read_text;
+use crate::steps::{output_dir, Opt, StepList};
 use crate::vocabulary::{support, BuildKind, Variant};
 
 /// What the command line may say about a run (None: the recipe's or the default).
@@ -90,9 +90,7 @@ impl Plan {
             anyhow::bail!("--boots: need at least 2 boots per variant for a statistic");
         }
         let text = read_text(&recipe)?;
-        let kernel = KernelRecipe::is_kernel_recipe(&text);
-        refuse_unread(&o, kernel, &recipe)?;
-        if kernel {
+        if KernelRecipe::is_kernel_recipe(&text) {
             if let Some(l) = o.compare_llvm {
                 anyhow::bail!(
                     "--compare-llvm {}: compares program recipes' builds; for a kernel, run \
@@ -151,73 +149,89 @@ impl Plan {
     }
 }
 
-/// Refuses, by name and before any work, an option that no step of the recipe's
-/// pipeline reads: `--runs` on a kernel recipe or `--boots` on a program's would
-/// otherwise be ignored in silence, and the run would not be the one asked for.
-fn refuse_unread(o: &Overrides, kernel: bool, recipe: &Path) -> anyhow::Result<()> {
-    let (kind, unread): (&str, Vec<(&str, &str)>) = if kernel {
-        let mut unread = Vec::new();
-        if o.runs.is_some() {
-            unread.push(("--runs", "a kernel is judged in boots: --boots N"));
+/// The options of `o` that the user gave (a `--no-...` flag given is its option read).
+fn given(o: &Overrides) -> Vec<Opt> {
+    [
+        (o.runs.is_some(), Opt::Runs),
+        (o.boots.is_some(), Opt::Boots),
+        (o.method.is_some(), Opt::Method),
+        (o.period.is_some(), Opt::Period),
+        (o.counters != Choice::Auto, Opt::Counters),
+        (o.cc.is_some(), Opt::Cc),
+        (o.cxx.is_some(), Opt::Cxx),
+        (o.profdata.is_some(), Opt::LlvmProfdata),
+        (o.profgen.is_some(), Opt::LlvmProfgen),
+        (!o.packages, Opt::NoPackages),
+        (!o.uml, Opt::NoUml),
+        (!o.kvm, Opt::NoKvm),
+    ]
+    .into_iter()
+    .filter_map(|(given, opt)| given.then_some(opt))
+    .collect()
+}
+
+/// Why no step of a run reads `opt`, and what to do instead.
+fn unread_because(opt: Opt, kernel: bool) -> &'static str {
+    match (opt, kernel) {
+        (Opt::Runs, true) => "a kernel is judged in boots: --boots N",
+        (Opt::Boots, false) => "a program is judged in timed runs: --runs N",
+        (Opt::Method, true) => "a kernel's training run is recorded under emulation, in the guest",
+        (Opt::Counters, true) => "a kernel's counters are the emulated guest's own",
+        (Opt::Cc | Opt::Cxx | Opt::LlvmProfdata, true) => {
+            "a kernel is built by kbuild with the recipe's compiler (--llvm N picks the LLVM \
+             release)"
         }
-        if o.method.is_some() {
-            unread.push((
-                "--method",
-                "a kernel's training run is recorded under emulation, in the guest",
-            ));
+        (Opt::NoPackages | Opt::NoUml | Opt::NoKvm, false) => "it applies to kernel recipes",
+        (Opt::NoUml, true) => "the recipe has no [uml] table, so no twins are built",
+        (Opt::NoKvm, true) => "only an x86_64 kernel on an x86_64 host boots under KVM",
+        (Opt::Method | Opt::Period, false) => {
+            "with these variants and no heat maps, no training run is recorded"
         }
-        if o.counters != Choice::Auto {
-            unread.push((
-                "--counters",
-                "a kernel's counters are the emulated guest's own",
-            ));
+        (Opt::Period, true) => "no kernel is recorded",
+        (Opt::LlvmProfgen, _) => {
+            "no profile of this run is llvm-profgen's (autofdo-llvm-profgen is not built)"
         }
-        for (given, option) in [
-            (o.cc.is_some(), "--cc"),
-            (o.cxx.is_some(), "--cxx"),
-            (o.profdata.is_some(), "--llvm-profdata"),
-        ] {
-            if given {
-                unread.push((
-                    option,
-                    "a kernel is built by kbuild with the recipe's compiler (--llvm N picks \
-                     the LLVM release)",
-                ));
-            }
+        (Opt::LlvmProfdata, false) => {
+            "no instrumented clang build is trained (ifdo is not built with clang)"
         }
-        ("a kernel", unread)
-    } else {
-        let mut unread = Vec::new();
-        if o.boots.is_some() {
-            unread.push(("--boots", "a program is judged in timed runs: --runs N"));
-        }
-        for (off, option) in [
-            (!o.packages, "--no-packages"),
-            (!o.uml, "--no-uml"),
-            (!o.kvm, "--no-kvm"),
-        ] {
-            if off {
-                unread.push((option, "it applies to kernel recipes"));
-            }
-        }
-        ("a program", unread)
-    };
-    let Some((option, instead)) = unread.first() else {
+        _ => "no step of this run reads it",
+    }
+}
+
+/// Refuses, by name and before any work, an option that no step of the run's plan
+/// reads: `--runs` on a kernel recipe or `--boots` on a program's would otherwise be
+/// ignored in silence, and the run would not be the one asked for.
+fn refuse_unread(
+    given: &[Opt],
+    plan: &StepList,
+    kernel: bool,
+    recipe: &Path,
+) -> anyhow::Result<()> {
+    let read = plan.reads();
+    let unread: Vec<Opt> = given
+        .iter()
+        .copied()
+        .filter(|g| !read.contains(g))
+        .collect();
+    let Some(first) = unread.first() else {
         return Ok(());
     };
-    let all: Vec<&str> = unread.iter().map(|(o, _)| *o).collect();
+    let all: Vec<&str> = unread.iter().map(|o| o.flag()).collect();
+    let one = all.len() == 1;
     anyhow::bail!(
-        "{} {}: recipe {} is {kind} recipe, and no step of its run reads {} ({option}: \
-         {instead}); leave {} out",
+        "{} {}: recipe {} is {} recipe, and no step of its run reads {} ({}: {}); leave {} out",
         all.join(", "),
-        if all.len() == 1 {
+        if one {
             "does not apply"
         } else {
             "do not apply"
         },
         recipe.display(),
-        if all.len() == 1 { "it" } else { "them" },
-        if all.len() == 1 { "it" } else { "them" },
+        if kernel { "a kernel" } else { "a program" },
+        if one { "it" } else { "them" },
+        first.flag(),
+        unread_because(*first, kernel),
+        if one { "it" } else { "them" },
     )
 }
 
@@ -272,6 +286,7 @@ fn against_plan(
 
 /// `path`: the recipe file as the user named it, for errors.
 fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Options> {
+    let given = given(&o);
     let choice = recipe.build.compiler.with_llvm(o.llvm)?;
     let (default_cc, default_cxx) = choice.commands();
     let cc = o.cc.unwrap_or(default_cc);
@@ -300,6 +315,13 @@ fn program_plan(recipe: Recipe, path: &Path, o: Overrides) -> anyhow::Result<Opt
         t.method(o.method)?;
         t.counters(o.counters)?;
     }
+    let plan = program::step_list::step_list(&program::step_list::Shape {
+        recipe: &recipe,
+        variants: &variants,
+        compiler,
+        heatmaps: o.heatmaps,
+    });
+    refuse_unread(&given, &plan, false, path)?;
     let out_named = o
         .output
         .clone()
@@ -339,6 +361,17 @@ fn kernel_plan(recipe: KernelRecipe, o: Overrides) -> anyhow::Result<KernelOptio
     let default = recipe.default_variants().join(",");
     let variants = KernelVariant::parse_list(o.variants.as_deref().unwrap_or(&default), &recipe)?;
     let recipe_has_uml = recipe.uml.is_some();
+    // The plan without KVM: whether KVM works here is probed when the run starts, and
+    // adds a step that reads no option of its own (`--boots`, which the benchmark reads).
+    let plan = kernel::step_list::step_list(&kernel::step_list::Shape {
+        recipe: &recipe,
+        variants: &variants,
+        heatmaps: o.heatmaps,
+        packages: o.packages,
+        uml: o.uml && recipe_has_uml,
+        kvm: false,
+    });
+    refuse_unread(&given(&o), &plan, true, &recipe.path)?;
     let out = output_dir::claim(
         &o.output
             .clone()
@@ -416,4 +449,180 @@ fn resolved(p: &Path) -> anyhow::Result<PathBuf> {
 /// `--jobs`, or one per CPU.
 fn jobs(requested: Option<usize>) -> usize {
     requested.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The step list of every bundled recipe, made as a run would make it but without
+    //! running a compiler or making an output directory.
+
+    use super::*;
+    use crate::vocabulary::{support, BuildKind, Compiler};
+
+    fn bundled() -> Vec<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recipes");
+        let mut r: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().join("recipe.toml"))
+            .filter(|p| p.is_file())
+            .collect();
+        r.sort();
+        r
+    }
+
+    /// The default run's steps of the recipe at `path`, heat maps and packages on.
+    fn default_steps(path: &Path) -> StepList {
+        let text = read_text(path).unwrap();
+        if KernelRecipe::is_kernel_recipe(&text) {
+            let r = KernelRecipe::from_text(path, &text).unwrap();
+            let variants = KernelVariant::parse_list(&r.default_variants().join(","), &r).unwrap();
+            kernel::step_list::step_list(&kernel::step_list::Shape {
+                recipe: &r,
+                variants: &variants,
+                heatmaps: true,
+                packages: true,
+                uml: r.uml.is_some(),
+                kvm: false,
+            })
+        } else {
+            let r = Recipe::from_text(path, &text).unwrap();
+            // The gcc on PATH builds what GCC builds; its release does not change the steps.
+            let compiler = r.build.compiler.compiler().unwrap_or(Compiler::GCC);
+            let kind = match r.build.target {
+                Some(_) => BuildKind::CrossProgram,
+                None => BuildKind::Program,
+            };
+            let variants = Variant::with_bases(support::defaults(kind, compiler));
+            program::step_list::step_list(&program::step_list::Shape {
+                recipe: &r,
+                variants: &variants,
+                compiler,
+                heatmaps: true,
+            })
+        }
+    }
+
+    #[test]
+    fn every_bundled_recipe_plans_its_builds_a_benchmark_and_a_report() {
+        let recipes = bundled();
+        assert!(recipes.len() >= 8, "{recipes:?}");
+        for path in recipes {
+            let steps = default_steps(&path);
+            let names = steps.names();
+            eprintln!("{}:\n  {}", path.display(), names.join("\n  "));
+            assert!(names.contains(&"build baseline"), "{names:?}");
+            assert!(names.contains(&"benchmark"), "{names:?}");
+            // A kernel's packages come after its report; a program's run ends with it.
+            let last = if steps.reads().contains(&Opt::NoPackages) {
+                "packages"
+            } else {
+                "report"
+            };
+            assert_eq!(names.last(), Some(&last), "{names:?}");
+            let builds = names.iter().filter(|n| n.starts_with("build ")).count();
+            assert!(builds >= 3, "{}: {names:?}", path.display());
+        }
+    }
+
+    #[test]
+    fn sqlite3_and_linux_resolve_to_these_steps() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recipes");
+        assert_eq!(
+            default_steps(&root.join("sqlite3/recipe.toml")).names(),
+            [
+                "source",
+                "prepare",
+                "build baseline",
+                "build ifdo-instrumented",
+                "train ifdo",
+                "record training run",
+                "profile kfdo",
+                "profile llvm-profgen",
+                "build autofdo",
+                "build autofdo-llvm-profgen",
+                "build ifdo",
+                "build autofdo+thinlto",
+                "benchmark",
+                "record autofdo (for its heat map)",
+                "report",
+            ]
+        );
+        assert_eq!(
+            default_steps(&root.join("linux/recipe.toml")).names(),
+            [
+                "kernel source",
+                "configure base",
+                "configure baseline",
+                "configure autofdo",
+                "configure autofdo+thinlto",
+                "build initramfs",
+                "build baseline",
+                "initramfs baseline",
+                "record training run",
+                "profile kfdo",
+                "profile llvm-profgen",
+                "build autofdo",
+                "build autofdo+thinlto",
+                "initramfs autofdo",
+                "initramfs autofdo+thinlto",
+                "benchmark",
+                "record baseline evaluation",
+                "record autofdo evaluation",
+                "record autofdo+thinlto evaluation",
+                "configure uml base",
+                "configure uml baseline",
+                "build uml baseline",
+                "configure uml autofdo",
+                "build uml autofdo",
+                "configure uml autofdo+thinlto",
+                "build uml autofdo+thinlto",
+                "benchmark uml",
+                "report",
+                "packages",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_options_a_run_reads_are_its_steps_options() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recipes");
+        let program = default_steps(&root.join("sqlite3/recipe.toml")).reads();
+        for o in [
+            Opt::Runs,
+            Opt::Counters,
+            Opt::Method,
+            Opt::Period,
+            Opt::Cc,
+            Opt::LlvmProfdata,
+            Opt::LlvmProfgen,
+        ] {
+            assert!(program.contains(&o), "{o:?}");
+        }
+        for o in [Opt::Boots, Opt::NoPackages, Opt::NoUml, Opt::NoKvm] {
+            assert!(!program.contains(&o), "{o:?}");
+        }
+        let kernel = default_steps(&root.join("linux/recipe.toml")).reads();
+        for o in [
+            Opt::Boots,
+            Opt::Period,
+            Opt::NoPackages,
+            Opt::NoUml,
+            Opt::LlvmProfgen,
+        ] {
+            assert!(kernel.contains(&o), "{o:?}");
+        }
+        for o in [
+            Opt::Runs,
+            Opt::Method,
+            Opt::Counters,
+            Opt::Cc,
+            Opt::Cxx,
+            Opt::LlvmProfdata,
+        ] {
+            assert!(!kernel.contains(&o), "{o:?}");
+        }
+        // A GCC kernel has no llvm-profgen profile to make.
+        let gcc = default_steps(&root.join("linux-gcc/recipe.toml")).reads();
+        assert!(!gcc.contains(&Opt::LlvmProfgen));
+    }
 }

@@ -9,7 +9,8 @@
 //! variant several times, interleaved, with the evaluation workloads (`judge`: kernel-mode
 //! emulated counters and the workloads' operations per second), draws kernel heat maps,
 //! writes the summary and the report (`summary`, `report`), and packages the winner (`package`).
-//! `pipeline` orders the steps; `ctx` holds the options and the shared steps.
+//! `step_list` is the run's steps, `pipeline` takes them; `ctx` holds the options and
+//! the shared steps.
 //!
 //! Every step is cached like the program pipeline's (`crate::steps`), in the same
 //! output layout: `OUT/logs`, `OUT/build/VARIANT` (kbuild's `O=`), `OUT/profiles`,
@@ -36,6 +37,7 @@ pub mod propeller;
 pub mod recipe;
 pub mod report;
 pub mod source;
+pub mod step_list;
 pub mod summary;
 pub mod train;
 pub mod uml;

@@ -43,72 +43,6 @@ pub struct KernelOutcome {
     pub packages: Vec<PathBuf>,
 }
 
-fn count_steps(o: &KernelOptions, kvm: &KvmStatus) -> usize {
-    let n = o.variants.len();
-    // The heat maps' recordings: the baseline's and each profiled variant's.
-    let heat = if o.heatmaps {
-        1 + o
-            .variants
-            .iter()
-            .filter(|v| v.profile != CompileProfile::None)
-            .count()
-    } else {
-        0
-    };
-    // With modules, each kernel's own initramfs: the baseline's for training, then one
-    // per contender (the baseline's again, cached).
-    let module_initramfs = if o.recipe.workload.modules.is_empty() {
-        0
-    } else {
-        n + 1
-    };
-    // Propeller: the mapped kernel's training record (and its initramfs) and profile.
-    let propeller = if o
-        .variants
-        .iter()
-        .any(|v| v.propeller == PropellerRole::Optimized)
-    {
-        2 + usize::from(!o.recipe.workload.modules.is_empty())
-    } else {
-        0
-    };
-    // gcov kernel PGO: the instrumented kernel's configuration, build, initramfs (with
-    // modules) and training run.
-    let gcov = if o
-        .variants
-        .iter()
-        .any(|v| v.profile == CompileProfile::Instrumented)
-    {
-        3 + usize::from(!o.recipe.workload.modules.is_empty())
-    } else {
-        0
-    };
-    // KVM: its benchmark, where it works.
-    let kvm = usize::from(kvm.works());
-    // User-Mode Linux: the base configuration, each twin's configuration and build, the
-    // native benchmark.
-    let uml = if o.uml {
-        let twins = o.variants.iter().filter(|v| twin_of(v).is_ok()).count();
-        2 + 2 * twins
-    } else {
-        0
-    };
-    // source, base config, initramfs, per variant config + build, training record,
-    // 2 profiles, benchmark, heat-map recordings, report, packages
-    3 + 2 * n
-        + module_initramfs
-        + 1
-        + 2
-        + propeller
-        + gcov
-        + 1
-        + heat
-        + kvm
-        + uml
-        + 1
-        + usize::from(o.packages)
-}
-
 /// Whether this run boots its kernels under KVM: asked for, an x86_64 kernel on an
 /// x86_64 host, and a KVM that runs a standard guest (`kfdo_record::kvm::probe`).
 fn kvm_status(o: &KernelOptions) -> KvmStatus {
@@ -143,7 +77,7 @@ pub fn run(opts: KernelOptions) -> anyhow::Result<KernelOutcome> {
         &opts.out,
         &tools,
         &opts.kfdo_exe,
-        count_steps(&opts, &kvm),
+        super::step_list::step_list(&super::step_list::Shape::of(&opts, kvm.works())),
         opts.quiet,
     )?;
     let ctx = KernelCtx {

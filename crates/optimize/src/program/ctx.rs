@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::steps::Steps;
+use crate::steps::{StepList, Steps};
 
 use super::recipe::Recipe;
 use crate::vocabulary::{Compiler, Variant};
@@ -52,6 +52,16 @@ pub struct Against {
 }
 
 impl Options {
+    /// What decides the run's steps.
+    pub fn shape(&self) -> super::step_list::Shape<'_> {
+        super::step_list::Shape {
+            recipe: &self.recipe,
+            variants: &self.variants,
+            compiler: self.compiler,
+            heatmaps: self.heatmaps,
+        }
+    }
+
     /// The LLVM release whose tools the run's LLVM steps use (a GCC recipe's: the
     /// default release, for what GCC builds do not replace).
     pub fn llvm(&self) -> kfdo_toolchain::Llvm {
@@ -73,12 +83,12 @@ impl std::ops::Deref for Ctx {
 }
 
 impl Ctx {
-    pub fn new(opts: Options, total_steps: usize) -> anyhow::Result<Ctx> {
+    pub fn new(opts: Options, plan: StepList) -> anyhow::Result<Ctx> {
         let steps = Steps::new(
             &opts.out,
             &[&opts.cc, &opts.cxx],
             &opts.kfdo_exe,
-            total_steps,
+            plan,
             opts.quiet,
         )?;
         Ok(Ctx { opts, steps })

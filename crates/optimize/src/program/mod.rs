@@ -1,5 +1,5 @@
 //! `kfdo optimize` for a program: a recipe (`recipe`) says how to fetch, build, train
-//! and benchmark it. `pipeline` builds the variants (`crate::vocabulary`: baseline, AutoFDO
+//! and benchmark it; `step_list` is the run's steps. `pipeline` builds the variants (`crate::vocabulary`: baseline, AutoFDO
 //! from kfdo's and from llvm-profgen's profile, instrumented PGO, AutoFDO with ThinLTO,
 //! and Propeller and BOLT on top of the baseline or of AutoFDO+ThinLTO; `flags`: clang's
 //! flags for each) with the recipe's compiler (`compiler`: the recipe's choice and GCC's
@@ -18,6 +18,7 @@ pub mod llvm_compare;
 pub mod pipeline;
 pub mod postlink;
 pub mod recipe;
+pub mod step_list;
 pub mod summary;
 pub mod target;
 pub mod train;

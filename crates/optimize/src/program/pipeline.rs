@@ -42,38 +42,7 @@ pub struct Outcome {
 
 /// Whether a layout variant of this kind optimizes the build `base`.
 fn layout_on(o: &Options, base: Variant) -> bool {
-    o.variants.iter().any(|v| v.base() == Some(base))
-}
-
-fn count_steps(o: &Options) -> usize {
-    let has = |v: Variant| o.variants.contains(&v);
-    let needs_kfdo = has(Variant::Autofdo) || has(Variant::AutofdoThinlto);
-    let autofdo_builds = o
-        .variants
-        .iter()
-        .filter(|v| {
-            !v.is_layout() && matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen)
-        })
-        .count();
-    let layout = o.variants.iter().filter(|v| v.is_layout()).count();
-    let record = autofdo_builds > 0 || o.heatmaps || layout_on(o, Variant::Baseline);
-    usize::from(o.recipe.source.debian.is_some())
-        + usize::from(o.recipe.source.prepare.is_some())
-        + 1 // build baseline
-        + if has(Variant::Ifdo) { 3 } else { 0 }
-        + usize::from(record)
-        + usize::from(needs_kfdo)
-        + usize::from(has(Variant::AutofdoLlvmProfgen))
-        + autofdo_builds
-        + usize::from(layout_on(o, Variant::AutofdoThinlto)) // record autofdo+thinlto
-        + 2 * layout // profile and build each layout variant
-        + 1 // benchmark
-        + if o.heatmaps {
-            usize::from(has(Variant::Autofdo)) + layout
-        } else {
-            0
-        }
-        + 1 // report
+    super::step_list::layout_on(&o.variants, base)
 }
 
 /// Runs both closures, side by side when jobs allow, and returns both results.
@@ -90,8 +59,8 @@ pub fn run(opts: Options) -> anyhow::Result<Outcome> {
         .num_threads(opts.jobs.max(1))
         .build()
         .context("cannot start worker threads")?;
-    let total = count_steps(&opts);
-    let ctx = Ctx::new(opts, total)?;
+    let plan = super::step_list::step_list(&opts.shape());
+    let ctx = Ctx::new(opts, plan)?;
     pool.install(|| run_steps(&ctx))
 }
 
@@ -410,10 +379,7 @@ fn train(
 ) -> anyhow::Result<Trained> {
     let o = &ctx.opts;
     let has = |v: Variant| o.variants.contains(&v);
-    let wants_record = o.variants.iter().any(|v| {
-        !v.is_layout() && matches!(v.profile(), ProfileKind::Kfdo | ProfileKind::LlvmProfgen)
-    }) || o.heatmaps
-        || layout_on(o, Variant::Baseline);
+    let wants_record = super::step_list::records_training(&o.variants, o.heatmaps);
     let (recording, ifdo) = both(
         || {
             if wants_record {

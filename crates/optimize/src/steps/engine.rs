@@ -10,12 +10,15 @@ use anyhow::Context;
 
 use super::cache::{file_name, Cache, Done};
 use super::exec::Log;
+use super::planned::StepList;
 use super::progress::Progress;
 
 /// What every pipeline's steps share: the output directory, the step cache, the
 /// progress display, the logs and the identities that key the steps.
 pub struct Steps {
     pub out: PathBuf,
+    /// The run's steps: progress counts them, and no other step runs.
+    pub plan: StepList,
     pub cache: Cache,
     pub progress: Progress,
     pub logs: PathBuf,
@@ -47,12 +50,12 @@ pub fn tool_identity(tools: &[&str]) -> anyhow::Result<String> {
 
 impl Steps {
     /// The step state and logs under `out`; `tools` are the compilers whose versions
-    /// key every build.
+    /// key every build; `plan` the steps this run may take.
     pub fn new(
         out: &Path,
         tools: &[&str],
         kfdo_exe: &Path,
-        total_steps: usize,
+        plan: StepList,
         quiet: bool,
     ) -> anyhow::Result<Steps> {
         let state = out.join(".kfdo/steps");
@@ -62,7 +65,8 @@ impl Steps {
         Ok(Steps {
             out: out.to_path_buf(),
             cache: Cache::open(&state)?,
-            progress: Progress::new(total_steps, quiet),
+            progress: Progress::new(plan.len(), quiet),
+            plan,
             logs,
             tool_ids: tool_identity(tools)?,
             kfdo_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -88,6 +92,13 @@ impl Steps {
         outputs: &[PathBuf],
         body: impl FnOnce(&Log) -> anyhow::Result<serde_json::Value>,
     ) -> anyhow::Result<Done> {
+        if !self.plan.contains(step) {
+            anyhow::bail!(
+                "internal error: step '{step}' is not in this run's plan ({}); please report \
+                 it with the command line",
+                self.plan.names().join(", ")
+            );
+        }
         if let Some(done) = self.cache.lookup(step, &key) {
             super::interrupt::cached(step);
             self.progress.cached(step);

@@ -5,8 +5,8 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,7 +24,9 @@ pub struct Progress {
     live: bool,
     quiet: bool,
     total: usize,
-    started: AtomicUsize,
+    /// The steps said so far, in order: a step said again (asked for twice, cached the
+    /// second time) keeps its number.
+    said: Mutex<Vec<String>>,
     t0: Instant,
 }
 
@@ -61,7 +63,7 @@ impl Progress {
             live,
             quiet,
             total,
-            started: AtomicUsize::new(0),
+            said: Mutex::new(Vec::new()),
             t0: Instant::now(),
         }
     }
@@ -75,7 +77,7 @@ impl Progress {
             live: false,
             quiet: false,
             total,
-            started: AtomicUsize::new(0),
+            said: Mutex::new(Vec::new()),
             t0: Instant::now(),
         }
     }
@@ -96,9 +98,21 @@ impl Progress {
         fmt_secs(self.t0.elapsed().as_secs_f64())
     }
 
+    /// The step's number: its place among the steps said so far.
+    fn index(&self, name: &str) -> usize {
+        let mut said = self.said.lock().unwrap_or_else(|e| e.into_inner());
+        match said.iter().position(|s| s == name) {
+            Some(i) => i + 1,
+            None => {
+                said.push(name.to_string());
+                said.len()
+            }
+        }
+    }
+
     /// A step the cache already holds: one line, no bar.
     pub fn cached(&self, name: &str) {
-        let index = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let index = self.index(name);
         self.say(format!(
             "[{index}/{}] {name}: cached (inputs unchanged)",
             self.total
@@ -107,7 +121,7 @@ impl Progress {
 
     /// A step begins; `log` is followed for the live line.
     pub fn start(&self, name: &str, log: Option<&Path>) -> StepBar<'_> {
-        let index = self.started.fetch_add(1, Ordering::SeqCst) + 1;
+        let index = self.index(name);
         let stop = Arc::new(AtomicBool::new(false));
         let mut sb = StepBar {
             progress: self,

@@ -12,7 +12,8 @@ use super::variant::Variant;
 pub enum BuildKind {
     /// A program for this machine.
     Program,
-    /// A program for another architecture (`[build] target`), run under qemu-user.
+    /// A program for another architecture (`[build] target`: aarch64, the one target), run
+    /// under qemu-user.
     CrossProgram,
     /// An x86-64 kernel.
     Kernel,
@@ -40,7 +41,7 @@ impl BuildKind {
     pub fn describe(self) -> &'static str {
         match self {
             BuildKind::Program => "programs",
-            BuildKind::CrossProgram => "cross-built programs ([build] target)",
+            BuildKind::CrossProgram => "aarch64 programs ([build] target, run under qemu-aarch64)",
             BuildKind::Kernel => "x86_64 kernels",
             BuildKind::CrossKernel => "arm64 kernels",
         }
