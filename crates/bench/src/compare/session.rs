@@ -1,14 +1,12 @@
 //! A comparison's session begun in the store: the counter source picked, each arm's
 //! variant row and program identity, the earlier runs that count, and the notes so far.
 
-use super::request::{default_benchmark, CompareEvent, CompareRequest};
+use super::request::{default_benchmark, CompareError, CompareEvent, CompareRequest};
 use crate::counters::{self, Selected};
 use crate::pooling::{Pooling, SeriesChange};
 use crate::store::Store;
 use crate::warning::Warning;
 use crate::{env, identity};
-
-use super::request::CompareError;
 
 /// What a caller adds to the session it starts, beside the machine and the protocol: a
 /// tagged kernel run records the running kernel and its tag here.
