@@ -4,10 +4,9 @@
 //! of the samples, a single number to compare layouts of two builds.
 //!
 //! One command lives here as a typed call: [`make`] (`kfdo heatmap`). It is a crate of
-//! its own because it is the only judge of a build that reads samples: it takes each
-//! sample's place in the binary from kfdo-aggregate (the same matching as `kfdo
-//! profile`) and its symbols from kfdo-elf, while kfdo-bench, whose results store and
-//! report helpers it uses, reads no recordings.
+//! its own because it reads recordings: it takes each sample's place in the binary from
+//! kfdo-aggregate (the same matching as `kfdo profile`) and its symbols from kfdo-elf,
+//! while kfdo-bench, whose results store and report helpers it uses, reads none.
 //!
 //! # Layers
 //!
