@@ -424,7 +424,7 @@ pub fn analyze(c: &Contents, resamples: usize) -> Analysis {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::runner::Variant;
+    use crate::runner::Arm;
     use crate::store::{Session, StoredRun, StoredVariant};
 
     pub(crate) fn synthetic(name: &str, times: &[(&str, Vec<f64>)]) -> Benchmark {
@@ -435,7 +435,7 @@ pub(crate) mod tests {
                 .enumerate()
                 .map(|(i, (n, ts))| StoredVariant {
                     id: i as i64,
-                    variant: Variant::new(n.to_string(), format!("./{n}")),
+                    variant: Arm::new(n.to_string(), format!("./{n}")),
                     runs: ts
                         .iter()
                         .enumerate()

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::runner::{self, Plan, ProgramSlot, Variant};
+use crate::runner::{self, Arm, ProgramSlot, Protocol};
 use crate::warning::Warning;
 
 pub mod determinism;
@@ -146,16 +146,16 @@ pub struct CountedRun<'a> {
     pub program: Option<&'a ProgramSlot>,
     /// How the timed runs ran: the shell (to run a template's command), the directory
     /// and the environment.
-    pub plan: &'a Plan,
+    pub protocol: &'a Protocol,
 }
 
 impl<'a> CountedRun<'a> {
-    pub fn of(v: &'a Variant, plan: &'a Plan) -> CountedRun<'a> {
+    pub fn of(v: &'a Arm, protocol: &'a Protocol) -> CountedRun<'a> {
         CountedRun {
             variant: &v.name,
-            argv: plan.shell.argv(&v.command),
+            argv: protocol.shell.argv(&v.command),
             program: v.program.as_ref(),
-            plan,
+            protocol,
         }
     }
 }
@@ -240,10 +240,10 @@ pub fn select(choice: Choice) -> Result<(Selected, Vec<Warning>), CounterError> 
 
 fn run_capturing(
     argv: &[String],
-    plan: &Plan,
+    protocol: &Protocol,
 ) -> std::io::Result<(std::process::ExitStatus, String)> {
     let mut err = tempfile::tempfile()?;
-    let status = plan
+    let status = protocol
         .command(argv)?
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -376,7 +376,7 @@ impl Source for PerfStat {
             "--".into(),
         ];
         full.extend(argv.iter().cloned());
-        let (status, stderr) = run_capturing(&full, run.plan)?;
+        let (status, stderr) = run_capturing(&full, run.protocol)?;
         if runner::ended_by_ctrl_c(&status) {
             return Err(CounterError::Interrupted {
                 variant: variant.into(),
@@ -482,7 +482,7 @@ impl Source for Cachegrind {
             "--".into(),
         ];
         full.extend(argv.iter().cloned());
-        let (status, mut stderr) = run_capturing(&full, run.plan)?;
+        let (status, mut stderr) = run_capturing(&full, run.protocol)?;
         if runner::ended_by_ctrl_c(&status) {
             return Err(CounterError::Interrupted {
                 variant: variant.into(),

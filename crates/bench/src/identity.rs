@@ -13,17 +13,17 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::runner::{Plan, Shell, Variant};
+use crate::runner::{Arm, Protocol, Shell};
 
-/// The identity of what `v` runs under `plan`, e.g. `build-id:1a2b...`, or two of them
+/// The identity of what `v` runs under `protocol`, e.g. `build-id:1a2b...`, or two of them
 /// joined by " + " (the command's program, then the template's), or `None`.
-pub fn of_variant(v: &Variant, plan: &Plan) -> Option<String> {
-    let dir = plan
+pub fn of_arm(v: &Arm, protocol: &Protocol) -> Option<String> {
+    let dir = protocol
         .cwd
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
-    let path_var = plan
+    let path_var = protocol
         .env
         .iter()
         .rev()
@@ -32,7 +32,7 @@ pub fn of_variant(v: &Variant, plan: &Plan) -> Option<String> {
         .or_else(|| std::env::var("PATH").ok())
         .unwrap_or_default();
     let mut exes: Vec<PathBuf> = Vec::new();
-    let words: Vec<String> = match &plan.shell {
+    let words: Vec<String> = match &protocol.shell {
         Shell::None => v.command.split_whitespace().map(String::from).collect(),
         Shell::Shell(_) => shell_words::split(&v.command).unwrap_or_default(),
     };
@@ -122,11 +122,11 @@ mod tests {
     use super::*;
     use crate::runner::StopRule;
 
-    fn plan_in(dir: &Path) -> Plan {
-        Plan {
+    fn plan_in(dir: &Path) -> Protocol {
+        Protocol {
             cwd: Some(dir.to_path_buf()),
             env: vec![("PATH".into(), dir.join("bin").display().to_string())],
-            ..Plan::new(0, StopRule::Fixed(1))
+            ..Protocol::new(0, StopRule::Fixed(1))
         }
     }
 
@@ -144,7 +144,7 @@ mod tests {
         script(&d.join("bin/prog"), "#!/bin/sh\necho one\n");
         script(&d.join("bin/sh"), "#!/bin/sh\n");
         let p = plan_in(d);
-        let id = |cmd: &str| of_variant(&Variant::new("v", cmd), &p);
+        let id = |cmd: &str| of_arm(&Arm::new("v", cmd), &p);
         let prog = of_file(&d.join("bin/prog")).unwrap();
         assert!(prog.starts_with("sha256:"), "{prog}");
         assert_eq!(id("prog --size 5").as_ref(), Some(&prog));
@@ -167,8 +167,8 @@ mod tests {
         // This test binary itself: an ELF file the Rust toolchain gives a build-id to
         // (or, where it does not, one identified by its hash).
         let elf = std::env::current_exe().unwrap();
-        let v = Variant::from_template("v", "runner {bin} -x", &elf);
-        let id = of_variant(&v, &plan_in(d)).unwrap();
+        let v = Arm::from_template("v", "runner {bin} -x", &elf);
+        let id = of_arm(&v, &plan_in(d)).unwrap();
         let (a, b) = id.split_once(" + ").unwrap();
         assert_eq!(Some(a.to_string()), of_file(&d.join("bin/runner")));
         assert_eq!(Some(b.to_string()), of_file(&elf));

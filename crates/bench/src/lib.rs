@@ -1,20 +1,17 @@
 //! kfdo-bench: judging builds. An A/B runner that interleaves commands,
 //! statistics that say how sure a verdict is, counters (hardware `perf stat`,
 //! valgrind's cachegrind, kfdo's emulated counters), a SQLite results store,
-//! HTML / Markdown / text reports and time x address heat maps.
+//! HTML / Markdown / text reports (with the heat maps kfdo-heatmap stores).
 //!
-//! Three commands live here as typed calls: [`compare::compare`] (`kfdo
+//! Two commands live here as typed calls: [`compare::compare`] (`kfdo
 //! compare`; with `--tag` / `--baseline-tag`, [`tagged::record_tag`] and
-//! [`tagged::compare_tags`]: kernels measured in separate boots),
-//! [`report::write::write_report`] (`kfdo report`) and [`heatmap::make`]
-//! (`kfdo heatmap`). Everything a comparison warns about is
-//! one [`Warning`].
+//! [`tagged::compare_tags`]: kernels measured in separate boots) and
+//! [`report::write::write_report`] (`kfdo report`). Everything a comparison
+//! warns about is one [`Warning`].
 //!
 //! Layers look down only: `stats` knows nothing of processes, `runner` nothing
-//! of SQLite, `report` reads only what `store` gives it, `heatmap` is pure
-//! except for `heatmap::input`, which takes each sample's place in the binary
-//! from kfdo-aggregate (the same matching as `kfdo profile`) and its symbols
-//! from kfdo-elf; `compare` ties runner, counters and store together.
+//! of SQLite, `report` reads only what `store` gives it; `compare` ties runner,
+//! counters and store together.
 //!
 //! # How a verdict is made
 //!
@@ -52,10 +49,11 @@
 //!    run starts (its build-id or content hash).
 //! 4. `store`: sessions on disk.
 //! 5. `analysis`: stored runs to verdicts; `kept`: what an interrupted session kept.
-//! 6. `model_check`: the counters' changes held against the time's (points and fits).
+//! 6. `counters_vs_time`: the counters' changes held against the time's (points and
+//!    fits).
 //! 7. `report`: HTML, Markdown and text.
 //! 8. `pooling`: which stored runs form one series (it names sessions as reports do).
-//! 9. `compare` (a whole A/B session), `heatmap`.
+//! 9. `compare` (a whole A/B session).
 //! 10. `tagged`: comparisons of tagged builds.
 //!
 //! Inside the folders the layers are tested too (each folder's `mod.rs` only
@@ -64,25 +62,24 @@
 //! - `report/`: `escape` (HTML, Markdown, base64) and `figures` (numbers for
 //!   people); `plot` (SVG plots), `metrics` (counter tables) and `determinism`
 //!   (which counts are not deterministic, and their spread); `scatter` (counters
-//!   against time, one panel per counter); `model` (its tables); `text`, `html` and
+//!   against time, one panel per counter); `counters_vs_time` (its tables); `text`, `html` and
 //!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
 //!   tables).
-//! - `heatmap/`: `points` (samples and functions) and `span` (the hot text span);
-//!   `grid` (cells, colours, the plot) and `input` (perf.data and the ELF file to
-//!   points); `axes` (where the ticks go); `svg` (the picture with axes and labels)
-//!   and `frame` (the PNG with axes); `make` (one heat map of a recording).
+//! - `compare/`: `request` (the request and its checks, the events, the outcome and
+//!   the errors); `session` (the session begun in the store); `timing` (the timed
+//!   runs) and `verdict` (the verdict and its JSON); `counting` (the counters of each
+//!   arm); `flow` (a whole comparison, step by step).
 //! - `tagged/`: `keys` (where a tag is stored) and `error` ([`tagged::TagError`]);
 //!   `stored` (the tags a store holds); `record` and `compare`.
 
 pub mod analysis;
 pub mod compare;
 pub mod counters;
+pub mod counters_vs_time;
 pub mod env;
-pub mod heatmap;
 pub mod identity;
 pub mod kept;
 pub mod metric;
-pub mod model_check;
 pub mod pooling;
 pub mod report;
 pub mod runner;
@@ -93,10 +90,6 @@ pub mod tagged;
 pub mod warning;
 
 pub use warning::Warning;
-
-/// The image crate this one renders with, for callers (and tests) that
-/// decode the heat maps or screenshots without a dependency of their own.
-pub use image;
 
 #[cfg(test)]
 mod layering {
@@ -119,10 +112,10 @@ mod layering {
             &["counters", "identity"],
             &["store"],
             &["analysis", "kept"],
-            &["model_check"],
+            &["counters_vs_time"],
             &["report"],
             &["pooling"],
-            &["compare", "heatmap"],
+            &["compare"],
             &["tagged"],
         ];
         assert_layers(&src(), layers, &[]);
@@ -134,7 +127,7 @@ mod layering {
             &["escape", "figures"],
             &["plot", "metrics", "determinism"],
             &["scatter"],
-            &["model"],
+            &["counters_vs_time"],
             &["text", "html", "markdown"],
             &["write"],
             &["profiles"],
@@ -143,15 +136,15 @@ mod layering {
     }
 
     #[test]
-    fn heatmap_modules_only_use_lower_layers() {
+    fn compare_modules_only_use_lower_layers() {
         let layers: &[&[&str]] = &[
-            &["points", "span"],
-            &["grid", "input"],
-            &["axes"],
-            &["svg", "frame"],
-            &["make"],
+            &["request"],
+            &["session"],
+            &["timing", "verdict"],
+            &["counting"],
+            &["flow"],
         ];
-        assert_folder_layers(&src(), "heatmap", layers, &[]);
+        assert_folder_layers(&src(), "compare", layers, &[]);
     }
 
     #[test]

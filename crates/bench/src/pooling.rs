@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::runner::Variant;
+use crate::runner::Arm;
 use crate::store::Series;
 
 /// Which earlier runs count.
@@ -42,7 +42,7 @@ impl SeriesChange {
     /// and `identity`, if any earlier run ran another program; `None` with `--fresh`,
     /// which sets every earlier run aside anyway.
     pub fn find(
-        v: &Variant,
+        v: &Arm,
         identity: Option<&str>,
         series: &[Series],
         pooling: Pooling,
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn another_program_is_a_change_unless_fresh() {
-        let v = Variant::new("O2", "./prog 5");
+        let v = Arm::new("O2", "./prog 5");
         let stored = [
             series(Some("build-id:bb"), 3, 4),
             series(Some("build-id:aa"), 10, 2),

@@ -13,9 +13,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use crate::metric::Metric;
 use crate::stats;
 
-/// One command under test.
+/// One arm of a comparison: a named command under test (what the reports and the store
+/// call a variant of the benchmark; the first arm is the baseline).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Variant {
+pub struct Arm {
     pub name: String,
     pub command: String,
     /// Free text describing how it was built (e.g. compiler flags).
@@ -27,10 +28,10 @@ pub struct Variant {
     pub program: Option<ProgramSlot>,
 }
 
-impl Variant {
+impl Arm {
     /// A plain command, with neither build flags nor a program slot.
-    pub fn new(name: impl Into<String>, command: impl Into<String>) -> Variant {
-        Variant {
+    pub fn new(name: impl Into<String>, command: impl Into<String>) -> Arm {
+        Arm {
             name: name.into(),
             command: command.into(),
             flags: None,
@@ -39,12 +40,12 @@ impl Variant {
     }
 
     /// The command run from `template` with `{bin}` standing for `program`.
-    pub fn from_template(name: impl Into<String>, template: &str, program: &Path) -> Variant {
+    pub fn from_template(name: impl Into<String>, template: &str, program: &Path) -> Arm {
         let slot = ProgramSlot {
             template: template.to_string(),
             path: program.to_path_buf(),
         };
-        Variant {
+        Arm {
             name: name.into(),
             command: slot.command_with(program),
             flags: None,
@@ -107,8 +108,10 @@ pub enum StopRule {
     },
 }
 
+/// How the arms are run: the untimed warm-up, when to stop, and how each command is
+/// started (shell, directory, environment, output).
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Plan {
+pub struct Protocol {
     pub warmup: usize,
     pub stop: StopRule,
     pub shell: Shell,
@@ -122,11 +125,11 @@ pub struct Plan {
     pub env: Vec<(String, String)>,
 }
 
-impl Plan {
+impl Protocol {
     /// `warmup` untimed runs, then the stop rule; commands run with `sh -c` here, their
     /// output discarded.
-    pub fn new(warmup: usize, stop: StopRule) -> Plan {
-        Plan {
+    pub fn new(warmup: usize, stop: StopRule) -> Protocol {
+        Protocol {
             warmup,
             stop,
             shell: Shell::Shell("sh".into()),
@@ -136,7 +139,7 @@ impl Plan {
         }
     }
 
-    /// A command of this plan, ready to spawn: its directory and environment set.
+    /// A command of this protocol, ready to spawn: its directory and environment set.
     pub fn command(&self, argv: &[String]) -> std::io::Result<Command> {
         let (program, args) = argv.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
@@ -179,7 +182,7 @@ pub struct RunResult {
     /// What the run measured besides its time.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<Metric>,
-    /// Index of the variant in the plan's list.
+    /// Index of the arm in the list of arms compared.
     pub variant: usize,
     /// 0-based index of this run among the variant's timed runs in this session.
     pub index: usize,
@@ -317,14 +320,14 @@ pub(crate) enum Exec {
     },
 }
 
-/// Runs `argv` once as `plan` says, with stdin closed, stdout discarded (or shown) and
+/// Runs `argv` once as `protocol` says, with stdin closed, stdout discarded (or shown) and
 /// stderr captured in `err`.
-pub(crate) fn exec(argv: &[String], plan: &Plan, err: &mut File) -> std::io::Result<Exec> {
+pub(crate) fn exec(argv: &[String], protocol: &Protocol, err: &mut File) -> std::io::Result<Exec> {
     err.set_len(0)?;
     err.seek(SeekFrom::Start(0))?;
-    let mut cmd = plan.command(argv)?;
+    let mut cmd = protocol.command(argv)?;
     cmd.stdin(Stdio::null())
-        .stdout(if plan.show_output {
+        .stdout(if protocol.show_output {
             Stdio::inherit()
         } else {
             Stdio::null()
@@ -383,23 +386,23 @@ pub trait Trials {
     ) -> Result<Option<Measurement>, RunError>;
 }
 
-/// The commands of a comparison, each run with the plan's shell, directory and streams.
+/// The commands of a comparison, each run with the protocol's shell, directory and streams.
 pub struct CommandTrials<'a> {
-    variants: &'a [Variant],
-    plan: &'a Plan,
+    arms: &'a [Arm],
+    protocol: &'a Protocol,
     argvs: Vec<Vec<String>>,
     err: File,
 }
 
 impl<'a> CommandTrials<'a> {
-    pub fn new(variants: &'a [Variant], plan: &'a Plan) -> Result<CommandTrials<'a>, RunError> {
+    pub fn new(arms: &'a [Arm], protocol: &'a Protocol) -> Result<CommandTrials<'a>, RunError> {
         Ok(CommandTrials {
-            argvs: variants
+            argvs: arms
                 .iter()
-                .map(|v| plan.shell.argv(&v.command))
+                .map(|v| protocol.shell.argv(&v.command))
                 .collect(),
-            variants,
-            plan,
+            arms,
+            protocol,
             err: tempfile::tempfile()?,
         })
     }
@@ -412,8 +415,8 @@ impl Trials for CommandTrials<'_> {
         phase: &'static str,
         run: usize,
     ) -> Result<Option<Measurement>, RunError> {
-        let v = &self.variants[i];
-        match exec(&self.argvs[i], self.plan, &mut self.err) {
+        let v = &self.arms[i];
+        match exec(&self.argvs[i], self.protocol, &mut self.err) {
             Ok(Exec::Interrupted) => Ok(None),
             Ok(Exec::Failed { status, stderr }) => Err(RunError::Failed {
                 variant: v.name.clone(),
@@ -471,33 +474,33 @@ pub fn half_widths(samples: &[Vec<f64>], resamples: usize) -> Vec<f64> {
     out
 }
 
-/// Runs the plan's commands; see [`run_trials`].
+/// Runs the protocol's commands; see [`run_trials`].
 pub fn run(
-    variants: &[Variant],
-    plan: &Plan,
+    arms: &[Arm],
+    protocol: &Protocol,
     prior: &[Vec<f64>],
     stop: &AtomicBool,
     on_event: impl FnMut(Event<'_>) -> Result<(), String>,
 ) -> Result<Ending, RunError> {
-    let mut trials = CommandTrials::new(variants, plan)?;
-    run_trials(variants.len(), plan, prior, stop, &mut trials, on_event)
+    let mut trials = CommandTrials::new(arms, protocol)?;
+    run_trials(arms.len(), protocol, prior, stop, &mut trials, on_event)
 }
 
-/// Runs `k` variants as the plan says (warm-up, then interleaved rounds until its stop
+/// Runs `k` variants as the protocol says (warm-up, then interleaved rounds until its stop
 /// rule). `prior` holds earlier stored timings of each variant (they count towards the
 /// adaptive target; pass empty vectors for a fresh start). `stop` is polled between
 /// runs. `on_event` sees every warm-up and run as it finishes; an error from it (e.g.
 /// the store is gone) ends the comparison.
 pub fn run_trials(
     k: usize,
-    plan: &Plan,
+    protocol: &Protocol,
     prior: &[Vec<f64>],
     stop: &AtomicBool,
     trials: &mut dyn Trials,
     mut on_event: impl FnMut(Event<'_>) -> Result<(), String>,
 ) -> Result<Ending, RunError> {
     assert!(k > 0);
-    for w in 0..plan.warmup {
+    for w in 0..protocol.warmup {
         for i in 0..k {
             if stop.load(Ordering::SeqCst) {
                 return Ok(Ending::Interrupted);
@@ -516,7 +519,7 @@ pub fn run_trials(
     let mut samples: Vec<Vec<f64>> = (0..k)
         .map(|i| prior.get(i).cloned().unwrap_or_default())
         .collect();
-    let (rounds_max, adaptive) = match plan.stop {
+    let (rounds_max, adaptive) = match protocol.stop {
         StopRule::Fixed(n) => (n, None),
         StopRule::Adaptive {
             target_pct,
@@ -578,13 +581,13 @@ pub fn run_trials(
 mod tests {
     use super::*;
 
-    fn v(name: &str, cmd: &str) -> Variant {
-        Variant::new(name, cmd)
+    fn v(name: &str, cmd: &str) -> Arm {
+        Arm::new(name, cmd)
     }
 
     #[test]
     fn a_template_runs_the_program_quoted_wherever_it_says() {
-        let v = Variant::from_template(
+        let v = Arm::from_template(
             "a",
             "{bin} -q x && {bin} -d y | wc -c",
             Path::new("/tmp/my prog"),
@@ -600,8 +603,8 @@ mod tests {
         );
     }
 
-    fn plan(stop: StopRule) -> Plan {
-        Plan::new(1, stop)
+    fn protocol(stop: StopRule) -> Protocol {
+        Protocol::new(1, stop)
     }
 
     #[test]
@@ -611,7 +614,7 @@ mod tests {
         let mut warm = 0;
         let end = run(
             &vs,
-            &plan(StopRule::Fixed(3)),
+            &protocol(StopRule::Fixed(3)),
             &[],
             &AtomicBool::new(false),
             |e| {
@@ -642,7 +645,7 @@ mod tests {
         ];
         let e = run(
             &vs,
-            &plan(StopRule::Fixed(2)),
+            &protocol(StopRule::Fixed(2)),
             &[],
             &AtomicBool::new(false),
             |_| Ok(()),
@@ -667,7 +670,7 @@ mod tests {
         let vs = [v("flaky", &cmd)];
         let e = run(
             &vs,
-            &plan(StopRule::Fixed(2)),
+            &protocol(StopRule::Fixed(2)),
             &[],
             &AtomicBool::new(false),
             |_| Ok(()),
@@ -681,7 +684,7 @@ mod tests {
     #[test]
     fn missing_program_is_a_spawn_error() {
         let vs = [v("x", "/nonexistent/prog")];
-        let mut p = plan(StopRule::Fixed(1));
+        let mut p = protocol(StopRule::Fixed(1));
         p.shell = Shell::None;
         let e = run(&vs, &p, &[], &AtomicBool::new(false), |_| Ok(())).unwrap_err();
         assert!(matches!(e, RunError::Spawn { .. }), "{e}");
@@ -693,7 +696,7 @@ mod tests {
         let vs = [v("a", "true"), v("b", "true")];
         let stop = AtomicBool::new(false);
         let mut runs = 0;
-        let end = run(&vs, &plan(StopRule::Fixed(100)), &[], &stop, |e| {
+        let end = run(&vs, &protocol(StopRule::Fixed(100)), &[], &stop, |e| {
             if let Event::Run(_) = e {
                 runs += 1;
                 if runs == 3 {
@@ -716,7 +719,7 @@ mod tests {
         let vs = [v("a", "kill -INT $$")];
         let end = run(
             &vs,
-            &plan(StopRule::Fixed(3)),
+            &protocol(StopRule::Fixed(3)),
             &[],
             &AtomicBool::new(false),
             |_| Ok(()),
@@ -737,7 +740,7 @@ mod tests {
             max_runs: 50,
         };
         let mut rounds = 0;
-        let end = run(&vs, &plan(stop), &prior, &AtomicBool::new(false), |e| {
+        let end = run(&vs, &protocol(stop), &prior, &AtomicBool::new(false), |e| {
             if let Event::Round { .. } = e {
                 rounds += 1;
             }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kfdo_bench::runner::{RunResult, Variant};
+use kfdo_bench::runner::{Arm, RunResult};
 use kfdo_bench::store::Store;
 use kfdo_bench::tagged::{compare_tags, TagCompareRequest, TagError, KERNEL_KEY, TAG_KEY};
 use kfdo_bench::Warning;
@@ -15,9 +15,7 @@ fn tag_session(db: &Path, benchmark: &str, tag: &str, build_id: &str, times: &[f
     let env = serde_json::json!({ KERNEL_KEY: {"release": "6.12.0", "build_id": build_id} });
     let settings = serde_json::json!({ TAG_KEY: tag });
     let session = s.begin_session(benchmark, &env, &settings).unwrap();
-    let v = s
-        .variant(benchmark, &Variant::new(tag, "./workload"))
-        .unwrap();
+    let v = s.variant(benchmark, &Arm::new(tag, "./workload")).unwrap();
     for (i, &t) in times.iter().enumerate() {
         let r = RunResult {
             metrics: Vec::new(),
@@ -115,7 +113,7 @@ fn runs_of_untagged_sessions_are_left_out() {
     let s = Store::open(&db).unwrap();
     let session = s.begin_session("hackbench", &(), &()).unwrap();
     let v = s
-        .variant("hackbench", &Variant::new("fdo", "./workload"))
+        .variant("hackbench", &Arm::new("fdo", "./workload"))
         .unwrap();
     let r = RunResult {
         metrics: Vec::new(),

@@ -46,7 +46,7 @@ pub fn usage() -> Usage {
 
 /// What the next window may do.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Plan {
+pub enum NextWindow {
     Record(Duration),
     /// Record for less than asked, to stay within the budget.
     Shorten(Duration),
@@ -79,27 +79,27 @@ impl Budget {
 
     /// The window to record now, `elapsed` into the run having `spent` CPU, with windows
     /// of `window` every `every`.
-    pub fn plan(
+    pub fn next_window(
         &self,
         spent: Duration,
         elapsed: Duration,
         window: Duration,
         every: Duration,
-    ) -> Plan {
+    ) -> NextWindow {
         let allowed = self.max_share * (elapsed + every).as_secs_f64();
         let headroom = allowed - spent.as_secs_f64();
         let Some(rate) = self.cost_per_window_second else {
-            return Plan::Record(window);
+            return NextWindow::Record(window);
         };
         let cost = rate * window.as_secs_f64();
         if cost <= headroom {
-            return Plan::Record(window);
+            return NextWindow::Record(window);
         }
         let fits = if rate > 0.0 { headroom / rate } else { 0.0 };
         if fits >= 1.0 {
-            Plan::Shorten(Duration::from_secs_f64(fits.min(window.as_secs_f64())))
+            NextWindow::Shorten(Duration::from_secs_f64(fits.min(window.as_secs_f64())))
         } else {
-            Plan::Skip
+            NextWindow::Skip
         }
     }
 
@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn the_first_window_is_recorded_whole() {
         let b = Budget::new(5.0);
-        assert_eq!(b.plan(S(0), S(0), S(10), S(600)), Plan::Record(S(10)));
+        assert_eq!(
+            b.next_window(S(0), S(0), S(10), S(600)),
+            NextWindow::Record(S(10))
+        );
     }
 
     #[test]
@@ -129,7 +132,10 @@ mod tests {
         let mut b = Budget::new(5.0);
         b.observe(S(10), Duration::from_millis(500));
         // 5 % of 1,200 s is 60 s; 2 s spent; the window costs 0.5 s.
-        assert_eq!(b.plan(S(2), S(600), S(10), S(600)), Plan::Record(S(10)));
+        assert_eq!(
+            b.next_window(S(2), S(600), S(10), S(600)),
+            NextWindow::Record(S(10))
+        );
     }
 
     #[test]
@@ -137,15 +143,18 @@ mod tests {
         let mut b = Budget::new(5.0);
         b.observe(S(10), S(10)); // a CPU-second per second of recording
                                  // 5 % of (100 + 100) s = 10 s allowed, 6 s spent: 4 s of recording fit.
-        let p = b.plan(S(6), S(100), S(10), S(100));
-        assert_eq!(p, Plan::Shorten(S(4)));
+        let p = b.next_window(S(6), S(100), S(10), S(100));
+        assert_eq!(p, NextWindow::Shorten(S(4)));
     }
 
     #[test]
     fn no_headroom_skips_the_window() {
         let mut b = Budget::new(5.0);
         b.observe(S(10), S(10));
-        assert_eq!(b.plan(S(10), S(100), S(10), S(100)), Plan::Skip);
+        assert_eq!(
+            b.next_window(S(10), S(100), S(10), S(100)),
+            NextWindow::Skip
+        );
     }
 
     #[test]

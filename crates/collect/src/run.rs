@@ -12,7 +12,7 @@ use kfdo_objstore::Store;
 use kfdo_record::hardware::Capabilities;
 
 use crate::aggregate_window::{aggregate, Why};
-use crate::budget::{usage, Budget, Plan};
+use crate::budget::{usage, Budget, NextWindow};
 use crate::config::CollectConfig;
 use crate::error::CollectError;
 use crate::lock::SpoolLock;
@@ -197,10 +197,10 @@ impl Collector<'_> {
         let elapsed = self.started.elapsed();
         let length = match self
             .budget
-            .plan(spent, elapsed, self.cfg.window, self.cfg.every)
+            .next_window(spent, elapsed, self.cfg.window, self.cfg.every)
         {
-            Plan::Record(l) => l,
-            Plan::Shorten(l) => {
+            NextWindow::Record(l) => l,
+            NextWindow::Shorten(l) => {
                 self.st.windows.shortened += 1;
                 self.event(format!(
                     "window shortened to {} to stay within --max-cpu {}%",
@@ -209,7 +209,7 @@ impl Collector<'_> {
                 ));
                 l
             }
-            Plan::Skip => {
+            NextWindow::Skip => {
                 self.st.windows.skipped_cpu += 1;
                 self.event(format!(
                     "window skipped: the run used {:.2}% of a CPU, over --max-cpu {}%",

@@ -3,6 +3,8 @@
 //!
 //! * [`Binary`]: mapping, build-id, PT_LOAD segments, address <-> file offset,
 //!   llvm-profgen's preferred base, symbols.
+//! * [`gnu_build_id_in_notes`]: the build-id in a bare list of notes (the running
+//!   kernel's `/sys/kernel/notes`).
 //! * [`Code`]: the instructions llvm-profgen disassembles (symbol by symbol),
 //!   with call / return / branch classification. `Code::new(&bin)`.
 //! * [`Symbolizer`]: DWARF inline stacks (llvm-symbolizer semantics) and
@@ -68,6 +70,7 @@ pub use bb_addr_map::{
     BbAddrMap, BbEntry, BbFeatures, BbFunction, BbMetadata, BbPgo, BbPgoBlock, BbRange, BbSuccessor,
 };
 pub use binary::{Binary, SectionInfo};
+pub use build_id::gnu_build_id_in_notes;
 pub use code::Code;
 pub use dwarf::producer::{
     clang_major_of_producer, compiler_of_producers, gcc_major_of_producer, producers, Compiler,

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use kfdo_bench::model_check::{program_points, Point};
+use kfdo_bench::counters_vs_time::{program_points, Point};
 use kfdo_bench::report::write::load_and_analyze;
 
 /// What an input is.

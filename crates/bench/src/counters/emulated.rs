@@ -371,7 +371,7 @@ impl Emulated {
         // this source puts under the QEMU its ELF header names. For every other variant
         // the two are the same command.
         let argv = match run.program {
-            Some(slot) => run.plan.shell.argv(&slot.command_with(&slot.path)),
+            Some(slot) => run.protocol.shell.argv(&slot.command_with(&slot.path)),
             None => run.argv.clone(),
         };
         match (direct_command(&argv), run.program) {
@@ -434,8 +434,8 @@ impl Emulated {
         cfg.cache = self.cache;
         cfg.samples_wanted = false;
         cfg.work_dir = Some(dir.path().to_path_buf());
-        cfg.cwd = run.plan.cwd.clone();
-        for (k, v) in &run.plan.env {
+        cfg.cwd = run.protocol.cwd.clone();
+        for (k, v) in &run.protocol.env {
             cfg = cfg.env(k, v);
         }
         // Like the timed runs: no input, output discarded, stderr kept for errors.
@@ -480,10 +480,10 @@ impl Emulated {
         let dir = tempfile::tempdir()?;
         let launcher = Launcher::new(&slot.path, self.cache, None, Some(dir.path()))
             .map_err(|e| Emulated::fail(run, format!("could not be run: {e}"), String::new()))?;
-        let argv = run.plan.shell.argv(&slot.command_with(launcher.path()));
+        let argv = run.protocol.shell.argv(&slot.command_with(launcher.path()));
         let mut err = tempfile::tempfile()?;
         let status = run
-            .plan
+            .protocol
             .command(&argv)?
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -663,15 +663,15 @@ mod tests {
             return;
         }
         let src = Emulated::probe().unwrap();
-        let plan = runner::Plan {
+        let protocol = runner::Protocol {
             shell: runner::Shell::None,
-            ..runner::Plan::new(0, runner::StopRule::Fixed(1))
+            ..runner::Protocol::new(0, runner::StopRule::Fixed(1))
         };
         let run = |argv: &[&str]| CountedRun {
             variant: "v",
             argv: argv.iter().map(|s| s.to_string()).collect(),
             program: None,
-            plan: &plan,
+            protocol: &protocol,
         };
         let argv = ["sh", "-c", "LC_ALL=C exec /bin/echo 'counted run'"];
         let a = src.measure(&run(&argv)).unwrap();
@@ -700,11 +700,11 @@ mod tests {
             return;
         }
         let src = Emulated::probe().unwrap();
-        let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
+        let protocol = runner::Protocol::new(0, runner::StopRule::Fixed(1));
         let echo = std::path::Path::new("/bin/echo");
         let count = |template: &str| {
-            let v = runner::Variant::from_template("v", template, echo);
-            src.measure(&CountedRun::of(&v, &plan))
+            let v = runner::Arm::from_template("v", template, echo);
+            src.measure(&CountedRun::of(&v, &protocol))
         };
         let value = |c: &[Counter], name: &str| c.iter().find(|x| x.name == name).unwrap().value;
         let both = count("{bin} a && {bin} bb | cat >/dev/null").unwrap();
@@ -734,19 +734,19 @@ mod tests {
             return;
         }
         let src = Emulated::probe().unwrap();
-        let plan = runner::Plan::new(0, runner::StopRule::Fixed(1));
+        let protocol = runner::Protocol::new(0, runner::StopRule::Fixed(1));
         let echo = std::path::Path::new("/bin/echo");
-        let plain = runner::Variant::from_template("v", "{bin} a", echo);
-        let wrapped = runner::Variant {
+        let plain = runner::Arm::from_template("v", "{bin} a", echo);
+        let wrapped = runner::Arm {
             command: "/usr/bin/env /bin/echo a".into(),
             ..plain.clone()
         };
-        let a = src.measure(&CountedRun::of(&plain, &plan)).unwrap();
-        let b = src.measure(&CountedRun::of(&wrapped, &plan)).unwrap();
+        let a = src.measure(&CountedRun::of(&plain, &protocol)).unwrap();
+        let b = src.measure(&CountedRun::of(&wrapped, &protocol)).unwrap();
         assert_eq!(a, b);
         // Counting the wrapper itself fails: its exec leaves QEMU, and the plugin's
         // capture with it.
-        let bare = runner::Variant::new("v", "/usr/bin/env /bin/echo a");
-        assert!(src.measure(&CountedRun::of(&bare, &plan)).is_err());
+        let bare = runner::Arm::new("v", "/usr/bin/env /bin/echo a");
+        assert!(src.measure(&CountedRun::of(&bare, &protocol)).is_err());
     }
 }

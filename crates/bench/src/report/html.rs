@@ -10,7 +10,7 @@ use super::figures::{
 };
 use super::plot::{distribution_svg, PALETTE};
 use crate::analysis::{Analysis, BenchmarkAnalysis};
-use crate::model_check::{any_real_time, program_points, Point};
+use crate::counters_vs_time::{any_real_time, program_points, Point};
 use crate::store::Heatmap;
 
 const STYLE: &str = r#"
@@ -328,9 +328,12 @@ fn page_start(title: &str, generated: &str) -> String {
 }
 
 /// A page of the counter model held against time alone (`kfdo counters-vs-time`).
-pub fn render_model(points: &[Point], title: &str, generated: &str) -> String {
+pub fn render_counters_vs_time(points: &[Point], title: &str, generated: &str) -> String {
     let mut out = page_start(title, generated);
-    out.push_str(&super::model::html_section(points, "Counters against time"));
+    out.push_str(&super::counters_vs_time::html_section(
+        points,
+        "Counters against time",
+    ));
     out.push_str("</body></html>\n");
     out
 }
@@ -397,7 +400,7 @@ pub fn render(a: &Analysis, heatmaps: &[Heatmap], title: &str, generated: &str) 
     }
     let points = program_points("", a);
     if any_real_time(&points) {
-        out.push_str(&super::model::html_section(
+        out.push_str(&super::counters_vs_time::html_section(
             &points,
             "Counters against time",
         ));

@@ -5,13 +5,13 @@
 //! Every string that comes from a command line, a binary or a profile goes
 //! through [`escape_html`] (or [`escape_markdown`]) on its way out.
 
+pub mod counters_vs_time;
 mod determinism;
 mod escape;
 mod figures;
 pub mod html;
 pub mod markdown;
 pub mod metrics;
-pub mod model;
 pub mod plot;
 pub mod profiles;
 pub mod scatter;

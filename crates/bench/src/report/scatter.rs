@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::escape::escape_html;
 use super::plot::{ticks, PALETTE};
-use crate::model_check::{CounterFit, Point};
+use crate::counters_vs_time::{CounterFit, Point};
 
 const PANEL_W: f64 = 330.0;
 const PANEL_H: f64 = 250.0;
@@ -169,7 +169,7 @@ fn fmt_tick(t: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model_check::{fits, TimeChange};
+    use crate::counters_vs_time::{fits, TimeChange};
 
     fn point(group: &str, variant: &str, t: f64, c: f64, emulated: bool) -> Point {
         Point {

@@ -9,7 +9,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::counters::Counter;
 use crate::metric::{Better, Metric};
-use crate::runner::{RunResult, Variant};
+use crate::runner::{Arm, RunResult};
 use crate::warning::Warning;
 
 /// 2 added `run_metrics`; 3 added `identity` to `runs` and `counters` (what the command
@@ -101,7 +101,7 @@ pub struct StoredRun {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StoredVariant {
     pub id: i64,
-    pub variant: Variant,
+    pub variant: Arm,
     pub runs: Vec<StoredRun>,
     pub counters: Vec<Counter>,
 }
@@ -368,7 +368,7 @@ impl Store {
 
     /// The id of variant `v` of `benchmark`, registering it on first use.
     /// The same name with another command is a conflict.
-    pub fn variant(&self, benchmark: &str, v: &Variant) -> Result<i64, StoreError> {
+    pub fn variant(&self, benchmark: &str, v: &Arm) -> Result<i64, StoreError> {
         let e = self.err();
         let found: Option<(i64, String)> = self
             .conn

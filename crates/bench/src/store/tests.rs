@@ -17,11 +17,11 @@ fn run(seq: usize, wall: f64) -> RunResult {
 fn append_reopen_and_conflict() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.db");
-    let a = Variant {
+    let a = Arm {
         flags: Some("-O0".into()),
-        ..Variant::new("A", "./a")
+        ..Arm::new("A", "./a")
     };
-    let b = Variant::new("B <&>", "./b");
+    let b = Arm::new("B <&>", "./b");
     {
         let s = Store::open(&path).unwrap();
         let sess = s
@@ -47,7 +47,7 @@ fn append_reopen_and_conflict() {
     assert_eq!(s.wall_times(ia).unwrap(), vec![1.0]);
     s.add_run(sess, ia, &run(0, 1.1)).unwrap();
     s.finish_session(sess, "complete").unwrap();
-    let conflict = Variant {
+    let conflict = Arm {
         command: "./other".into(),
         ..a.clone()
     };
@@ -70,7 +70,7 @@ fn append_reopen_and_conflict() {
 fn a_version_2_store_gains_identities_its_runs_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v2.db");
-    let v = Variant::new("P", "./prog");
+    let v = Arm::new("P", "./prog");
     {
         // A store as version 2 wrote it: runs and counters without an identity.
         let s = Store::open(&path).unwrap();
@@ -123,7 +123,7 @@ fn a_version_2_store_gains_identities_its_runs_unknown() {
 fn a_version_3_stores_counters_stay_readable_and_new_ones_keep_threads_and_spread() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");
-    let v = Variant::new("P", "./prog");
+    let v = Arm::new("P", "./prog");
     let (sess, id) = {
         // A store as version 3 wrote it: counters without threads or spread.
         let s = Store::open(&path).unwrap();
@@ -208,7 +208,7 @@ fn metrics_round_trip_and_a_version_1_store_is_upgraded() {
     }
     let s = Store::open(&path).unwrap();
     let sess = s.begin_session("k", &(), &()).unwrap();
-    let v = s.variant("k", &Variant::new("base", "boot base")).unwrap();
+    let v = s.variant("k", &Arm::new("base", "boot base")).unwrap();
     let mut r = run(0, 1.5);
     r.metrics = vec![
         Metric::new("ops/s", 1234.5, "ops/s", Better::Higher, "workload"),

@@ -11,7 +11,7 @@ use crate::compare::{
     self, default_benchmark, CompareEvent, CompareOutcome, CompareRequest, SessionExtras,
 };
 use crate::counters::Choice;
-use crate::runner::{Plan, Variant};
+use crate::runner::{Arm, Protocol};
 use crate::running_kernel::RunningKernel;
 use crate::stats;
 use crate::store::Store;
@@ -25,7 +25,7 @@ pub struct TagRequest {
     pub flags: Option<String>,
     /// Default: the command's program name, as for `kfdo compare`.
     pub benchmark: Option<String>,
-    pub plan: Plan,
+    pub protocol: Protocol,
     pub counters: Choice,
     /// The results store, created if missing, appended to.
     pub store: PathBuf,
@@ -96,12 +96,12 @@ pub fn record_tag(
     }
 
     let compare_req = CompareRequest {
-        variants: vec![Variant {
+        arms: vec![Arm {
             flags: req.flags.clone(),
-            ..Variant::new(&req.tag, &req.command)
+            ..Arm::new(&req.tag, &req.command)
         }],
         benchmark: Some(benchmark.clone()),
-        plan: req.plan.clone(),
+        protocol: req.protocol.clone(),
         counters: req.counters,
         store: req.store.clone(),
         // Written below, from this tag's sessions only.

@@ -12,7 +12,7 @@ use kfdo_bench::counters::Choice;
 use kfdo_bench::kept;
 use kfdo_bench::pooling::Pooling;
 use kfdo_bench::report::{fmt_time, text};
-use kfdo_bench::runner::{Plan, Shell, StopRule, Variant};
+use kfdo_bench::runner::{Arm, Protocol, Shell, StopRule};
 use kfdo_bench::tagged::{self, TagCompareRequest, TagRequest};
 
 use crate::json_out::{JsonArgs, JsonSink};
@@ -155,17 +155,17 @@ fn mode(args: &Args) -> anyhow::Result<Mode> {
     }
 }
 
-fn plan(args: &Args) -> anyhow::Result<Plan> {
+fn protocol(args: &Args) -> anyhow::Result<Protocol> {
     let stop_rule = StopRule::from_options(args.runs, args.ci_target, args.min_runs, args.max_runs)
         .map_err(anyhow::Error::msg)?;
-    Ok(Plan {
+    Ok(Protocol {
         shell: if args.shell == "none" {
             Shell::None
         } else {
             Shell::Shell(args.shell.clone())
         },
         show_output: args.show_output,
-        ..Plan::new(args.warmup, stop_rule)
+        ..Protocol::new(args.warmup, stop_rule)
     })
 }
 
@@ -249,7 +249,7 @@ fn record_tag(
         command,
         flags: args.flags.first().cloned(),
         benchmark: args.benchmark.clone(),
-        plan: plan(args)?,
+        protocol: protocol(args)?,
         counters: args.counters,
         store: args.store.clone(),
         json: json.path(),
@@ -289,19 +289,19 @@ fn run_commands(args: Args, json: &JsonSink, g: &Global) -> anyhow::Result<i32> 
             args.commands.len()
         );
     }
-    let variants: Vec<Variant> = args
+    let arms: Vec<Arm> = args
         .commands
         .iter()
         .enumerate()
-        .map(|(i, c)| Variant {
+        .map(|(i, c)| Arm {
             flags: args.flags.get(i).cloned(),
-            ..Variant::new(args.names.get(i).unwrap_or(c), c)
+            ..Arm::new(args.names.get(i).unwrap_or(c), c)
         })
         .collect();
     let req = CompareRequest {
-        variants,
+        arms,
         benchmark: args.benchmark.clone(),
-        plan: plan(&args)?,
+        protocol: protocol(&args)?,
         counters: args.counters,
         store: args.store.clone(),
         json: json.path(),

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use kfdo_bench::model_check::{fits, Point};
-use kfdo_bench::report::{html, model};
+use kfdo_bench::counters_vs_time::{fits, Point};
+use kfdo_bench::report::{counters_vs_time, html};
 use kfdo_optimize::counters_vs_time::points_of;
 
 use crate::json_out::JsonArgs;
@@ -51,8 +51,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             .join(", "),
         env!("CARGO_PKG_VERSION")
     );
-    let page = html::render_model(&points, &args.title, &generated);
-    let tables = model::markdown(&points);
+    let page = html::render_counters_vs_time(&points, &args.title, &generated);
+    let tables = counters_vs_time::markdown(&points);
     let text = format!(
         "# {}\n\n{}\n\n{tables}",
         kfdo_bench::report::escape_markdown(&args.title),

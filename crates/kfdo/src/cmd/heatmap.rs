@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use kfdo_bench::heatmap::{self, input::AddrSource, HeatmapRequest};
 use kfdo_bench::report::fmt_count;
+use kfdo_heatmap::{self as heatmap, input::AddrSource, HeatmapRequest};
 
 use crate::counts;
 use crate::json_out::JsonArgs;

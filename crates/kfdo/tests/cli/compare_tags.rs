@@ -280,14 +280,14 @@ fn errors_name_the_store_and_the_fix_and_write_nothing() {
 /// A tag stored as another kernel's: a session whose environment names a kernel that
 /// is not this one.
 fn store_tag_of_another_kernel(db: &Path, tag: &str, build_id: &str) {
-    use kfdo_bench::runner::{RunResult, Variant};
+    use kfdo_bench::runner::{Arm, RunResult};
     let s = kfdo_bench::store::Store::open(db).unwrap();
     let env = serde_json::json!({
         kfdo_bench::tagged::KERNEL_KEY: {"release": "0.0.0-elsewhere", "build_id": build_id}
     });
     let settings = serde_json::json!({ kfdo_bench::tagged::TAG_KEY: tag });
     let session = s.begin_session("loop", &env, &settings).unwrap();
-    let v = s.variant("loop", &Variant::new(tag, "true")).unwrap();
+    let v = s.variant("loop", &Arm::new(tag, "true")).unwrap();
     for i in 0..3 {
         let r = RunResult {
             metrics: Vec::new(),

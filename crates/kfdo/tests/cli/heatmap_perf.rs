@@ -8,7 +8,7 @@ use kfdo_testkit::run_stdout;
 use std::path::Path;
 use std::process::Command;
 
-use kfdo_bench::image;
+use kfdo_heatmap::image;
 
 const PROGRAM: &str = r#"
 #include <stdint.h>

@@ -9,10 +9,10 @@ use std::path::Path;
 use std::process::Command;
 
 use kfdo_bench::counters::Counter;
-use kfdo_bench::heatmap::{self, Grid, HotFunction, Point};
-use kfdo_bench::image;
-use kfdo_bench::runner::{RunResult, Variant};
+use kfdo_bench::runner::{Arm, RunResult};
 use kfdo_bench::store::Store;
+use kfdo_heatmap::image;
+use kfdo_heatmap::{self as heatmap, Grid, HotFunction, Point};
 
 const EVIL_BASE: &str = r#"base <script>alert("x")</script> & 'q'"#;
 const EVIL_NEW: &str = r#"new "O2" <b>bold</b> &amp; co"#;
@@ -28,13 +28,13 @@ fn fill_store(db: &Path) {
             &serde_json::json!({}),
         )
         .unwrap();
-    let base = Variant {
+    let base = Arm {
         name: EVIL_BASE.into(),
         command: "./speedtest1 --size 5 <in >out && echo \"done\"".into(),
         flags: Some("-O0 -DNAME=\"<x>\"".into()),
         program: None,
     };
-    let new = Variant {
+    let new = Arm {
         name: EVIL_NEW.into(),
         command: "./speedtest1-O2 --size 5".into(),
         flags: Some("-O2".into()),
@@ -309,7 +309,7 @@ fn counters_of_an_optimize_run_fit_a_1400_pixel_window() {
         "autofdo+thinlto+bolt",
     ];
     for (k, name) in names.iter().enumerate() {
-        let v = Variant {
+        let v = Arm {
             name: name.to_string(),
             command: format!("./{name}/sqlite3 speedtest.sql"),
             flags: None,

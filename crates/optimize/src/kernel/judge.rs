@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
 use kfdo_bench::metric::{Better, Metric};
-use kfdo_bench::runner::{Measurement, Plan, RunError, StopRule, Trials, Variant};
+use kfdo_bench::runner::{Arm, Measurement, Protocol, RunError, StopRule, Trials};
 
 use super::boot::{Boot, WorkloadResult};
 use super::build::BuiltKernel;
@@ -234,8 +234,8 @@ pub(crate) fn workload_metrics(results: &[WorkloadResult], time: &str) -> Vec<Me
 }
 
 /// A benchmark variant for a kernel booted by `command`, built with `make_vars`.
-pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: String) -> Variant {
-    Variant {
+pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: String) -> Arm {
+    Arm {
         flags: Some(
             make_vars
                 .iter()
@@ -243,7 +243,7 @@ pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: 
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        ..Variant::new(name, command)
+        ..Arm::new(name, command)
     }
 }
 
@@ -251,7 +251,7 @@ pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: 
 pub(crate) struct BootComparison<'a> {
     pub benchmark: String,
     pub run: &'a str,
-    pub variants: Vec<Variant>,
+    pub variants: Vec<Arm>,
     pub boots: usize,
     pub db: &'a Path,
     pub json: PathBuf,
@@ -268,7 +268,7 @@ impl<'a> BootComparison<'a> {
         dir: &Path,
         db: &'a Path,
         boots: usize,
-        variants: Vec<Variant>,
+        variants: Vec<Arm>,
     ) -> BootComparison<'a> {
         BootComparison {
             benchmark: match tag {
@@ -288,7 +288,7 @@ impl<'a> BootComparison<'a> {
 pub(crate) fn contender_variants(
     contenders: &[Contender],
     command: impl Fn(&Contender) -> String,
-) -> Vec<Variant> {
+) -> Vec<Arm> {
     contenders
         .iter()
         .map(|c| boot_variant(&c.kernel.variant, &c.kernel.make_vars, command(c)))
@@ -302,10 +302,10 @@ pub(crate) fn compare_boots(
     trials: &mut dyn Trials,
 ) -> anyhow::Result<()> {
     let req = CompareRequest {
-        variants: c.variants.clone(),
+        arms: c.variants.clone(),
         benchmark: Some(c.benchmark.clone()),
         // Every boot starts cold: no warm-up.
-        plan: Plan::new(0, StopRule::Fixed(c.boots)),
+        protocol: Protocol::new(0, StopRule::Fixed(c.boots)),
         counters: Choice::None,
         store: c.db.to_path_buf(),
         json: Some(c.json.clone()),

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use kfdo_bench::analysis::{Analysis, BenchmarkAnalysis};
-use kfdo_bench::model_check::{paired_points, Point, TimeSource};
+use kfdo_bench::counters_vs_time::{paired_points, Point, TimeSource};
 use kfdo_bench::report::write::load_and_analyze;
 
 use super::uml::judge::USER_CPU;
@@ -133,13 +133,13 @@ pub fn section(points: &[Point], page: &Path) -> String {
             ""
         },
         page.display(),
-        kfdo_bench::report::model::markdown(points)
+        kfdo_bench::report::counters_vs_time::markdown(points)
     )
 }
 
 /// Writes the page with the panels (`OUT/report/counters-vs-time.html`).
 pub fn write_page(page: &Path, title: &str, points: &[Point]) -> anyhow::Result<()> {
-    let html = kfdo_bench::report::html::render_model(
+    let html = kfdo_bench::report::html::render_counters_vs_time(
         points,
         title,
         "The kernel's emulated counters (QEMU boots) against its native and real time.",

@@ -42,15 +42,15 @@ impl KernelCtx {
                         "heat-{}.png",
                         crate::steps::cache::file_name(&k.variant)
                     ));
-                    let req = kfdo_bench::heatmap::HeatmapRequest {
+                    let req = kfdo_heatmap::HeatmapRequest {
                         store: Some(store.clone()),
                         label: Some(format!(
                             "{}: {} kernel ({}, evaluation workload)",
                             r.name, k.variant, r.benches[0].run
                         )),
-                        ..kfdo_bench::heatmap::HeatmapRequest::new(&k.vmlinux, &rec.perf_data, &png)
+                        ..kfdo_heatmap::HeatmapRequest::new(&k.vmlinux, &rec.perf_data, &png)
                     };
-                    let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
+                    let map = kfdo_heatmap::make(&req).map_err(|e| log.failed(e))?;
                     log.say(&format!(
                         "{}: hot text span {} bytes ({} samples in vmlinux's text)",
                         k.variant,

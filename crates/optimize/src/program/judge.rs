@@ -1,13 +1,13 @@
 //! The steps that judge: benchmark every variant interleaved
 //! (`kfdo_bench::compare`, one results store), then the report with heat maps
-//! (`kfdo_bench::heatmap`, `kfdo_bench::report`).
+//! (`kfdo_heatmap`, `kfdo_bench::report`).
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
-use kfdo_bench::runner::{Plan, ProgramSlot, StopRule};
+use kfdo_bench::runner::{ProgramSlot, Protocol, StopRule};
 
 use super::compile::Built;
 use super::ctx::Ctx;
@@ -90,16 +90,16 @@ impl Ctx {
                         None => (template.clone(), bench.name.clone()),
                     };
                     let req = CompareRequest {
-                        variants: builds
+                        arms: builds
                             .iter()
-                            .map(|(v, b)| kfdo_bench::runner::Variant {
+                            .map(|(v, b)| kfdo_bench::runner::Arm {
                                 flags: Some(b.flags_line()),
                                 command: ProgramSlot {
                                     template: timed.clone(),
                                     path: b.binary.clone(),
                                 }
                                 .command_with(&b.binary),
-                                ..kfdo_bench::runner::Variant::from_template(
+                                ..kfdo_bench::runner::Arm::from_template(
                                     v.name(),
                                     &template,
                                     &b.binary,
@@ -107,10 +107,10 @@ impl Ctx {
                             })
                             .collect(),
                         benchmark: Some(benchmark),
-                        plan: Plan {
+                        protocol: Protocol {
                             cwd: Some(cwd.clone()),
                             env: vec![("RECIPE".into(), r.dir.display().to_string())],
-                            ..Plan::new(1, StopRule::Fixed(self.runs(bench)))
+                            ..Protocol::new(1, StopRule::Fixed(self.runs(bench)))
                         },
                         counters,
                         store: db.clone(),
@@ -177,16 +177,16 @@ impl Ctx {
                     ));
                     let label =
                         format!("{}: {} ({}, training run)", r.name, h.label, r.build.binary);
-                    let req = kfdo_bench::heatmap::HeatmapRequest {
+                    let req = kfdo_heatmap::HeatmapRequest {
                         store: Some(store.clone()),
                         label: Some(label),
-                        ..kfdo_bench::heatmap::HeatmapRequest::new(
+                        ..kfdo_heatmap::HeatmapRequest::new(
                             &h.binary.binary,
                             &h.perf_data,
                             &png,
                         )
                     };
-                    let map = kfdo_bench::heatmap::make(&req).map_err(|e| log.failed(e))?;
+                    let map = kfdo_heatmap::make(&req).map_err(|e| log.failed(e))?;
                     log.say(&format!(
                         "{}: {} samples in {}'s text (of {} recorded); hot text span ({:.0} %): {} bytes",
                         map.label,

@@ -242,16 +242,16 @@ pub fn summarize(
         }
         all.push(g);
     }
-    let points = kfdo_bench::model_check::program_points(recipe, &a);
+    let points = kfdo_bench::counters_vs_time::program_points(recipe, &a);
     // A cross build's times are its emulator's: nothing to hold the counters against.
-    if kfdo_bench::model_check::any_real_time(&points) {
+    if kfdo_bench::counters_vs_time::any_real_time(&points) {
         if !s.ends_with("\n\n") {
             writeln!(s)?;
         }
         writeln!(
             s,
             "## Counters against time\n\n{}",
-            kfdo_bench::report::model::markdown(&points)
+            kfdo_bench::report::counters_vs_time::markdown(&points)
         )?;
     }
     Ok((s, all))
@@ -515,7 +515,7 @@ mod tests {
 
     /// A store of two variants, the second 10 % faster: the page's one convention.
     fn store_with_a_faster_variant(db: &Path) {
-        use kfdo_bench::runner::{RunResult, Variant};
+        use kfdo_bench::runner::{Arm, RunResult};
         let s = Store::open(db).unwrap();
         let sess = s
             .begin_session(
@@ -524,7 +524,7 @@ mod tests {
                 &serde_json::json!({}),
             )
             .unwrap();
-        let variant = |name: &str| Variant {
+        let variant = |name: &str| Arm {
             name: name.into(),
             command: format!("./{name}"),
             flags: None,

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use kfdo_bench::metric::{Better, Metric};
-use kfdo_bench::runner::{Measurement, RunError, Trials, Variant};
+use kfdo_bench::runner::{Arm, Measurement, RunError, Trials};
 
 use super::build::UmlKernel;
 use super::run::{boot_native, NativeBoot, NativeRun, LPJ};
@@ -144,7 +144,7 @@ impl KernelCtx {
             key = key.add("bench", &b.name).add("run", &b.run);
         }
         self.boots_step("benchmark uml", &dir, key.finish(), |bench, db, log| {
-            let variants: Vec<Variant> = twins
+            let variants: Vec<Arm> = twins
                 .iter()
                 .map(|t| {
                     boot_variant(

@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::frame::{frame_png, plot_origin};
-use super::grid::{encode_png, geometry, render_plot, Geometry, Grid};
-use super::input::{self, AddrSource, InputError};
-use super::points::HotFunction;
-use super::span::{hot_text_span, HotSpan};
-use super::svg::render_svg;
-use crate::store::{Store, StoreError};
+use crate::frame::{frame_png, plot_origin};
+use crate::grid::{encode_png, geometry, render_plot, Geometry, Grid};
+use crate::input::{self, AddrSource, InputError};
+use crate::points::HotFunction;
+use crate::span::{hot_text_span, HotSpan};
+use crate::svg::render_svg;
+use kfdo_bench::store::{Store, StoreError};
 
 #[derive(Debug, Clone)]
 pub struct HeatmapRequest {

@@ -1,6 +1,6 @@
 //! Samples counted in time x address cells, their colours and the PNG.
 
-use super::points::Point;
+use crate::points::Point;
 
 /// Samples counted in time x address buckets.
 #[derive(Debug, Clone, PartialEq)]

@@ -371,7 +371,7 @@ mod tests {
             f.caveat.as_deref(),
             Some("means nothing: 4 point(s), fewer than 5")
         );
-        let md = crate::report::model::markdown(&four);
+        let md = crate::report::counters_vs_time::markdown(&four);
         assert!(
             md.contains("| means nothing: 4 point(s), fewer than 5 |"),
             "{md}"

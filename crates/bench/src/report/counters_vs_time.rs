@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::escape::{escape_html as e, escape_markdown as m};
 use super::figures::{fmt_p, fmt_pct};
 use super::scatter::{groups, panel_svg};
-use crate::model_check::{fits, CounterFit, Point, FLAT_PCT};
+use crate::counters_vs_time::{fits, CounterFit, Point, FLAT_PCT};
 
 /// What the tables mean, said once under them.
 pub const READING: &str = "Each row is one variant of one benchmark against its baseline: the \
@@ -258,7 +258,7 @@ fn fits_and_panels_html(s: &mut String, points: &[Point]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model_check::TimeChange;
+    use crate::counters_vs_time::TimeChange;
 
     fn point(variant: &str, t: f64, sig: bool, taken: f64, l1i: Option<f64>) -> Point {
         let mut counters = vec![("taken branches".to_string(), taken)];

@@ -2,10 +2,10 @@
 
 use std::fmt::Write;
 
-use super::axes::{address_ticks, format_secs, time_ticks};
-use super::grid::{ramp, Geometry, Grid};
-use super::points::HotFunction;
-use crate::report::{base64, escape_html, fmt_count};
+use crate::axes::{address_ticks, format_secs, time_ticks};
+use crate::grid::{ramp, Geometry, Grid};
+use crate::points::HotFunction;
+use kfdo_bench::report::{base64, escape_html, fmt_count};
 
 /// A symbol as a person reads it on a label: without the suffixes the compiler adds to
 /// local and split functions (`.__uniq.N` from -funique-internal-linkage-names, `.llvm.N`,
@@ -195,9 +195,9 @@ pub fn render_svg(
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::{geometry, render_png};
-    use super::super::points::Point;
     use super::*;
+    use crate::grid::{geometry, render_png};
+    use crate::points::Point;
 
     #[test]
     fn labels_read_as_function_names() {

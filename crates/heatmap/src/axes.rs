@@ -2,7 +2,7 @@
 //! the start of the range in power-of-two steps (they read well in hex), and seconds
 //! from the first sample.
 
-use super::grid::Grid;
+use crate::grid::Grid;
 
 /// Address offsets from `g.a0` to tick, from 0 up to the range's end.
 pub fn address_ticks(g: &Grid) -> Vec<u64> {
@@ -16,7 +16,7 @@ pub fn address_ticks(g: &Grid) -> Vec<u64> {
 pub fn time_ticks(g: &Grid) -> (f64, Vec<f64>) {
     let secs = (g.t1 - g.t0) as f64 / 1e9;
     if secs > 0.0 {
-        (secs, crate::report::plot::ticks(0.0, secs, 8))
+        (secs, kfdo_bench::report::plot::ticks(0.0, secs, 8))
     } else {
         (secs, Vec::new())
     }

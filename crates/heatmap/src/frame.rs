@@ -3,8 +3,8 @@
 //! Text is drawn with an 8x8 bitmap font: the labels are hex digits, seconds and a few
 //! words, and a bitmap needs no font file on the machine.
 
-use super::axes::{address_ticks, format_secs, time_ticks};
-use super::grid::{Geometry, Grid};
+use crate::axes::{address_ticks, format_secs, time_ticks};
+use crate::grid::{Geometry, Grid};
 
 /// Margins around the plot: room for `+0x` labels on the left, the axis title above,
 /// time labels and their title below.
@@ -104,7 +104,8 @@ fn text(img: &mut image::RgbImage, s: &str, x: u32, y: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::heatmap::{geometry, Point};
+    use crate::grid::geometry;
+    use crate::points::Point;
 
     #[test]
     fn the_plot_sits_inside_axes_with_ticks_and_labels() {

@@ -9,7 +9,7 @@ use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::AggregateError;
 use kfdo_elf::Binary;
 
-use super::points::{HotFunction, Point};
+use crate::points::{HotFunction, Point};
 
 /// Which address of a sample to plot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
