@@ -54,7 +54,7 @@ fn classify(path: &Path) -> anyhow::Result<(Input, std::path::PathBuf)> {
             path.display()
         );
     }
-    let kernel = crate::kernel::model::judged_path(path).is_file()
+    let kernel = crate::kernel::counters_vs_time::judged_path(path).is_file()
         || ["bench-uml", "bench-kvm"]
             .iter()
             .any(|d| path.join(d).join("results.db").is_file());
@@ -79,8 +79,8 @@ pub fn points_of(path: &Path) -> anyhow::Result<Vec<Point>> {
             program_points(&group, &a)
         }
         Input::Kernel => {
-            let judged = crate::kernel::model::Judged::of_output(path)?;
-            crate::kernel::model::points(&group, path, judged)?
+            let judged = crate::kernel::counters_vs_time::Judged::of_output(path)?;
+            crate::kernel::counters_vs_time::points(&group, path, judged)?
         }
     };
     if points.is_empty() {

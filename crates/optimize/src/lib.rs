@@ -25,7 +25,7 @@
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
 //!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`,
-//!    `step_list`, `model`, `pipeline`;
+//!    `step_list`, `counters_vs_time`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
 //! 3. `plan`, `counters_vs_time` (an output directory's counters held against its time)
@@ -150,7 +150,7 @@ mod layering {
             "kvm",
             "uml",
             "step_list",
-            "model",
+            "counters_vs_time",
             "pipeline",
         ];
         assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);

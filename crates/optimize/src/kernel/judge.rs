@@ -260,7 +260,7 @@ pub(crate) struct BootComparison<'a> {
 impl<'a> BootComparison<'a> {
     /// Workload `bench`'s boots for the judge tagged `tag` (None: the QEMU boots; `uml`,
     /// `kvm`): its benchmark is named `RECIPE-WORKLOAD` or `RECIPE-TAG-WORKLOAD` (the names
-    /// `kernel::model` pairs the judges by), its JSON is `DIR/WORKLOAD.json`.
+    /// `kernel::counters_vs_time` pairs the judges by), its JSON is `DIR/WORKLOAD.json`.
     pub fn new(
         recipe: &str,
         tag: Option<&str>,

@@ -23,9 +23,9 @@ use anyhow::{bail, Context};
 use kfdo_record::kvm::KvmStatus;
 
 use super::build::BuiltKernel;
+use super::counters_vs_time;
 use super::ctx::{KernelCtx, KernelOptions};
 use super::judge::Contender;
-use super::model;
 use super::recipe::KernelRecipe;
 use super::source::KernelSource;
 use super::summary;
@@ -144,7 +144,7 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     } else {
         String::new()
     };
-    let judged = model::Judged {
+    let judged = counters_vs_time::Judged {
         uml: o.uml,
         kvm: ctx.kvm.why_not().is_none(),
     };
@@ -165,18 +165,18 @@ fn run_steps(ctx: &KernelCtx) -> anyhow::Result<KernelOutcome> {
     }
     let (report, spans) = ctx.kernel_report(&db, &heat)?;
     judged.write(&ctx.dir(""))?;
-    let points = model::points(&r.name, &ctx.dir(""), judged)?;
+    let points = counters_vs_time::points(&r.name, &ctx.dir(""), judged)?;
     let page = ctx.dir("report").join("counters-vs-time.html");
     if points.is_empty() {
         // A cached report step keeps its directory: an earlier run's page is not this one's.
-        model::remove_page(&page)?;
+        counters_vs_time::remove_page(&page)?;
     } else {
-        model::write_page(
+        counters_vs_time::write_page(
             &page,
             &format!("{}: counters against time", r.name),
             &points,
         )?;
-        native.push_str(&model::section(&points, &page));
+        native.push_str(&counters_vs_time::section(&points, &page));
     }
     let config_diffs: Vec<(String, String)> = o
         .variants
