@@ -142,7 +142,7 @@ impl KernelCtx {
         let dir = self.dir("bench");
         let key = self.contenders_key("kernel benchmark", contenders, &|b| self.boots(b));
         self.boots_step("benchmark", &dir, key.finish(), |bench, db, log| {
-            let variants = contender_variants(contenders, |c| {
+            let arms = contender_arms(contenders, |c| {
                 format!(
                     "boot {} with kfdo.run={}",
                     c.kernel.image.display(),
@@ -157,7 +157,7 @@ impl KernelCtx {
                 log,
             };
             let boots = self.boots(bench);
-            let c = BootComparison::new(&r.name, None, bench, &dir, db, boots, variants);
+            let c = BootComparison::new(&r.name, None, bench, &dir, db, boots, arms);
             compare_boots(log, &c, &mut trials)
         })
     }
@@ -234,7 +234,7 @@ pub(crate) fn workload_metrics(results: &[WorkloadResult], time: &str) -> Vec<Me
 }
 
 /// A benchmark variant for a kernel booted by `command`, built with `make_vars`.
-pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: String) -> Arm {
+pub(crate) fn boot_arm(name: &str, make_vars: &[(String, String)], command: String) -> Arm {
     Arm {
         flags: Some(
             make_vars
@@ -251,7 +251,8 @@ pub(crate) fn boot_variant(name: &str, make_vars: &[(String, String)], command: 
 pub(crate) struct BootComparison<'a> {
     pub benchmark: String,
     pub run: &'a str,
-    pub variants: Vec<Arm>,
+    /// One arm per kernel variant, booted by its command.
+    pub arms: Vec<Arm>,
     pub boots: usize,
     pub db: &'a Path,
     pub json: PathBuf,
@@ -268,7 +269,7 @@ impl<'a> BootComparison<'a> {
         dir: &Path,
         db: &'a Path,
         boots: usize,
-        variants: Vec<Arm>,
+        arms: Vec<Arm>,
     ) -> BootComparison<'a> {
         BootComparison {
             benchmark: match tag {
@@ -276,7 +277,7 @@ impl<'a> BootComparison<'a> {
                 Some(t) => format!("{recipe}-{t}-{}", bench.name),
             },
             run: &bench.run,
-            variants,
+            arms,
             boots,
             db,
             json: dir.join(format!("{}.json", bench.name)),
@@ -284,14 +285,14 @@ impl<'a> BootComparison<'a> {
     }
 }
 
-/// The benchmark variants of `contenders`, each booted by `command(contender)`.
-pub(crate) fn contender_variants(
+/// The benchmark's arms: one per contender, booted by `command(contender)`.
+pub(crate) fn contender_arms(
     contenders: &[Contender],
     command: impl Fn(&Contender) -> String,
 ) -> Vec<Arm> {
     contenders
         .iter()
-        .map(|c| boot_variant(&c.kernel.variant, &c.kernel.make_vars, command(c)))
+        .map(|c| boot_arm(&c.kernel.variant, &c.kernel.make_vars, command(c)))
         .collect()
 }
 
@@ -302,7 +303,7 @@ pub(crate) fn compare_boots(
     trials: &mut dyn Trials,
 ) -> anyhow::Result<()> {
     let req = CompareRequest {
-        arms: c.variants.clone(),
+        arms: c.arms.clone(),
         benchmark: Some(c.benchmark.clone()),
         // Every boot starts cold: no warm-up.
         protocol: Protocol::new(0, StopRule::Fixed(c.boots)),

@@ -15,9 +15,7 @@ use kfdo_bench::runner::{Measurement, RunError, Trials};
 use super::boot::WorkloadResult;
 use super::ctx::KernelCtx;
 use super::host_process::{run_timed, workload_results};
-use super::judge::{
-    compare_boots, contender_variants, workload_metrics, BootComparison, Contender,
-};
+use super::judge::{compare_boots, contender_arms, workload_metrics, BootComparison, Contender};
 use super::recipe::KernelBench;
 use crate::steps::exec::Log;
 
@@ -164,7 +162,7 @@ impl KernelCtx {
         let dir = self.dir("bench-kvm");
         let key = self.contenders_key("kvm benchmark", contenders, &|_| boots);
         self.boots_step("benchmark kvm", &dir, key.finish(), |bench, db, log| {
-            let variants = contender_variants(contenders, |c| {
+            let arms = contender_arms(contenders, |c| {
                 format!(
                     "KVM boot {} kfdo.run={}",
                     c.kernel.image.display(),
@@ -178,7 +176,7 @@ impl KernelCtx {
                 dir: dir.clone(),
                 log,
             };
-            let c = BootComparison::new(&r.name, Some("kvm"), bench, &dir, db, boots, variants);
+            let c = BootComparison::new(&r.name, Some("kvm"), bench, &dir, db, boots, arms);
             compare_boots(log, &c, &mut trials)
         })
     }

@@ -13,7 +13,7 @@ use kfdo_bench::runner::{Arm, Measurement, RunError, Trials};
 use super::build::UmlKernel;
 use super::run::{boot_native, NativeBoot, NativeRun, LPJ};
 use crate::kernel::ctx::KernelCtx;
-use crate::kernel::judge::{boot_variant, compare_boots, workload_metrics, BootComparison};
+use crate::kernel::judge::{boot_arm, compare_boots, workload_metrics, BootComparison};
 use crate::kernel::recipe::KernelBench;
 use crate::steps::cache::Key;
 use crate::steps::exec::Log;
@@ -144,10 +144,10 @@ impl KernelCtx {
             key = key.add("bench", &b.name).add("run", &b.run);
         }
         self.boots_step("benchmark uml", &dir, key.finish(), |bench, db, log| {
-            let variants: Vec<Arm> = twins
+            let arms: Vec<Arm> = twins
                 .iter()
                 .map(|t| {
-                    boot_variant(
+                    boot_arm(
                         &t.variant,
                         &t.make_vars,
                         format!("{} kfdo.run={}", t.exe.display(), bench.run),
@@ -163,7 +163,7 @@ impl KernelCtx {
                 log,
             };
             let boots = self.uml_boots();
-            let c = BootComparison::new(&r.name, Some("uml"), bench, &dir, db, boots, variants);
+            let c = BootComparison::new(&r.name, Some("uml"), bench, &dir, db, boots, arms);
             compare_boots(log, &c, &mut trials)
         })
     }
