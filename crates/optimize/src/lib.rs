@@ -24,7 +24,7 @@
 //!    `train`, `train_gcc`, `postlink`, `judge`, `summary`, `llvm_compare`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
-//!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`,
+//!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `boot_trials`, `judge`, `report`, `package`, `kvm`, `uml`,
 //!    `step_list`, `counters_vs_time`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
@@ -144,6 +144,7 @@ mod layering {
             "bolt",
             "bolt_build",
             "gcov_pgo",
+            "boot_trials",
             "judge",
             "report",
             "package",

@@ -14,9 +14,10 @@ use std::sync::atomic::AtomicBool;
 use kfdo_bench::compare::{CompareEvent, CompareOutcome, CompareRequest};
 use kfdo_bench::counters::Choice;
 use kfdo_bench::metric::{Better, Metric};
-use kfdo_bench::runner::{Arm, Measurement, Protocol, RunError, StopRule, Trials};
+use kfdo_bench::runner::{Arm, Protocol, StopRule, Trials};
 
 use super::boot::{Boot, WorkloadResult};
+use super::boot_trials::{stem_file, BootFailure, BootTrials, Booted, Booter};
 use super::build::BuiltKernel;
 use super::ctx::KernelCtx;
 use super::recipe::{KernelBench, DEFAULT_BOOTS};
@@ -59,74 +60,58 @@ pub fn counter_metrics(c: &kfdo_record::CountersFile) -> Vec<Metric> {
     .collect()
 }
 
-struct KernelTrials<'a> {
+/// The QEMU boots: the workloads' rates in emulated time and the kernel's emulated
+/// counters.
+struct QemuBooter<'a> {
     ctx: &'a KernelCtx,
     contenders: &'a [Contender],
-    bench: &'a KernelBench,
-    dir: PathBuf,
-    log: &'a Log,
+    run: &'a str,
 }
 
-impl Trials for KernelTrials<'_> {
-    fn run(
-        &mut self,
-        i: usize,
-        phase: &'static str,
-        run: usize,
-    ) -> Result<Option<Measurement>, RunError> {
+impl Booter for QemuBooter<'_> {
+    fn variant(&self, i: usize) -> &str {
+        &self.contenders[i].kernel.variant
+    }
+
+    fn command(&self, _: usize, run: &str) -> String {
+        format!("boot with kfdo.run={run}")
+    }
+
+    fn boot_word(&self) -> &'static str {
+        "boot"
+    }
+
+    fn boot(&self, i: usize, stem: &Path) -> Result<Booted, BootFailure> {
         let c = &self.contenders[i];
-        let stem = self.dir.join(format!(
-            "{}-{}-{phase}-{run}",
-            self.bench.name, c.kernel.variant
-        ));
-        let counters = stem.with_extension("counters.json");
-        let started_unix = kfdo_bench::store::now_unix();
-        let fail = |status: String, stderr: String| RunError::Failed {
-            variant: c.kernel.variant.clone(),
-            phase,
-            run,
-            command: format!("boot with kfdo.run={}", self.bench.run),
-            status,
-            stderr,
-        };
-        let booted = self
-            .ctx
-            .boot(&Boot {
-                kernel: &c.kernel,
-                initrd: &c.initrd.0,
-                run: &self.bench.run,
-                console: stem.with_extension("console"),
-                perf_data: None,
-                period: 0,
-                counters: Some(counters.clone()),
-                gcov: false,
-            })
-            .map_err(|e| fail("failed".into(), format!("{e:#}")))?;
+        let counters = stem_file(stem, "counters.json");
+        let booted = self.ctx.boot(&Boot {
+            kernel: &c.kernel,
+            initrd: &c.initrd.0,
+            run: self.run,
+            console: stem_file(stem, "console"),
+            perf_data: None,
+            period: 0,
+            counters: Some(counters.clone()),
+            gcov: false,
+        })?;
         let file = booted
             .outcome
             .counters
             .as_ref()
-            .ok_or_else(|| fail("gave no counters".into(), String::new()))?;
+            .ok_or_else(|| BootFailure {
+                status: "gave no counters".into(),
+                detail: String::new(),
+            })?;
         let mut metrics = workload_metrics(&booted.results, "emulated time");
         metrics.extend(counter_metrics(file));
-        let seconds: f64 = booted.results.iter().map(|w| w.seconds).sum();
-        self.log.say(&format!(
-            "{} {phase} boot {run}: {}",
-            c.kernel.variant,
-            booted
-                .results
-                .iter()
-                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        Ok(Some(Measurement {
-            wall_s: seconds,
+        Ok(Booted {
+            wall_s: booted.results.iter().map(|w| w.seconds).sum(),
             user_s: 0.0,
             sys_s: 0.0,
-            started_unix,
             metrics,
-        }))
+            said: String::new(),
+            results: booted.results,
+        })
     }
 }
 
@@ -149,9 +134,12 @@ impl KernelCtx {
                     bench.run
                 )
             });
-            let mut trials = KernelTrials {
-                ctx: self,
-                contenders,
+            let mut trials = BootTrials {
+                booter: QemuBooter {
+                    ctx: self,
+                    contenders,
+                    run: &bench.run,
+                },
                 bench,
                 dir: dir.clone(),
                 log,

@@ -10,14 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
-use kfdo_bench::runner::{Measurement, RunError, Trials};
 
-use super::boot::WorkloadResult;
+use super::boot_trials::{stem_file, BootFailure, BootTrials, Booted, Booter};
 use super::ctx::KernelCtx;
 use super::host_process::{run_timed, workload_results};
 use super::judge::{compare_boots, contender_arms, workload_metrics, BootComparison, Contender};
-use super::recipe::KernelBench;
-use crate::steps::exec::Log;
 
 /// One boot under KVM.
 pub struct KvmBoot<'a> {
@@ -71,24 +68,33 @@ pub fn pinned_cpu() -> usize {
         .unwrap_or(0)
 }
 
-struct KvmTrials<'a> {
+/// The KVM boots: the workloads' rates in real time.
+struct KvmBooter<'a> {
     ctx: &'a KernelCtx,
     contenders: &'a [Contender],
-    bench: &'a KernelBench,
-    dir: PathBuf,
-    log: &'a Log,
+    run: &'a str,
 }
 
-impl KvmTrials<'_> {
-    fn boot(&self, c: &Contender, console: &Path) -> anyhow::Result<(Vec<WorkloadResult>, f64)> {
+impl Booter for KvmBooter<'_> {
+    fn variant(&self, i: usize) -> &str {
+        &self.contenders[i].kernel.variant
+    }
+
+    fn command(&self, _: usize, run: &str) -> String {
+        format!("KVM boot with kfdo.run={run}")
+    }
+
+    fn boot_word(&self) -> &'static str {
+        "KVM boot"
+    }
+
+    fn boot(&self, i: usize, stem: &Path) -> Result<Booted, BootFailure> {
+        let c = &self.contenders[i];
+        let console = stem_file(stem, "console");
         let r = &self.ctx.recipe;
         let append = kfdo_record::kernel_command_line(
             kfdo_elf::Arch::X86_64,
-            Some(&format!(
-                "kfdo.run={} {}",
-                self.bench.run,
-                self.ctx.insmod_args()
-            )),
+            Some(&format!("kfdo.run={} {}", self.run, self.ctx.insmod_args())),
         );
         let line = command_line(&KvmBoot {
             image: &c.kernel.image,
@@ -97,60 +103,27 @@ impl KvmTrials<'_> {
             memory_mb: r.kernel.memory_mb,
             cpu: pinned_cpu(),
         });
-        let out = std::fs::File::create(console)
+        let out = std::fs::File::create(&console)
             .with_context(|| format!("cannot create {}", console.display()))?;
         let mut cmd = Command::new(&line[0]);
         cmd.args(&line[1..])
             .stdin(Stdio::null())
-            .stdout(Stdio::from(out.try_clone()?))
+            .stdout(Stdio::from(out.try_clone().map_err(anyhow::Error::from)?))
             .stderr(Stdio::from(out));
         let run = run_timed(&mut cmd, Duration::from_secs(r.kernel.boot_timeout_s))?;
         let what = format!(
             "booting the {} kernel under KVM with kfdo.run={}",
-            c.kernel.variant, self.bench.run
+            c.kernel.variant, self.run
         );
-        let results = workload_results(&run, console, &what, r.kernel.boot_timeout_s)?;
-        Ok((results, run.wall_s))
-    }
-}
-
-impl Trials for KvmTrials<'_> {
-    fn run(
-        &mut self,
-        i: usize,
-        phase: &'static str,
-        run: usize,
-    ) -> Result<Option<Measurement>, RunError> {
-        let c = &self.contenders[i];
-        let console = self.dir.join(format!(
-            "{}-{}-{phase}-{run}.console",
-            self.bench.name, c.kernel.variant
-        ));
-        let started_unix = kfdo_bench::store::now_unix();
-        let (results, wall_s) = self.boot(c, &console).map_err(|e| RunError::Failed {
-            variant: c.kernel.variant.clone(),
-            phase,
-            run,
-            command: format!("KVM boot with kfdo.run={}", self.bench.run),
-            status: "failed".into(),
-            stderr: format!("{e:#}"),
-        })?;
-        self.log.say(&format!(
-            "{} {phase} KVM boot {run}: {}",
-            c.kernel.variant,
-            results
-                .iter()
-                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        Ok(Some(Measurement {
-            wall_s,
+        let results = workload_results(&run, &console, &what, r.kernel.boot_timeout_s)?;
+        Ok(Booted {
+            wall_s: run.wall_s,
             user_s: 0.0,
             sys_s: 0.0,
-            started_unix,
             metrics: workload_metrics(&results, "KVM, real time"),
-        }))
+            said: String::new(),
+            results,
+        })
     }
 }
 
@@ -169,9 +142,12 @@ impl KernelCtx {
                     bench.run
                 )
             });
-            let mut trials = KvmTrials {
-                ctx: self,
-                contenders,
+            let mut trials = BootTrials {
+                booter: KvmBooter {
+                    ctx: self,
+                    contenders,
+                    run: &bench.run,
+                },
                 bench,
                 dir: dir.clone(),
                 log,

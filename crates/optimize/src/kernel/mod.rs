@@ -19,6 +19,7 @@
 pub mod bolt;
 pub mod bolt_build;
 pub mod boot;
+pub mod boot_trials;
 pub mod build;
 pub mod config;
 pub mod counters_vs_time;

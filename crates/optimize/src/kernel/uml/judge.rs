@@ -5,18 +5,17 @@
 //! code; system: the host's ptrace work, for context) and the workload's own operations
 //! per second and latencies, which inside UML are host time too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kfdo_bench::metric::{Better, Metric};
-use kfdo_bench::runner::{Arm, Measurement, RunError, Trials};
+use kfdo_bench::runner::Arm;
 
 use super::build::UmlKernel;
 use super::run::{boot_native, NativeBoot, NativeRun, LPJ};
+use crate::kernel::boot_trials::{stem_file, BootFailure, BootTrials, Booted, Booter};
 use crate::kernel::ctx::KernelCtx;
 use crate::kernel::judge::{boot_arm, compare_boots, workload_metrics, BootComparison};
-use crate::kernel::recipe::KernelBench;
 use crate::steps::cache::Key;
-use crate::steps::exec::Log;
 
 /// Boots per twin and workload when the recipe's `[uml]` does not say.
 pub const DEFAULT_UML_BOOTS: usize = 10;
@@ -53,65 +52,50 @@ pub fn native_metrics(b: &NativeBoot) -> Vec<Metric> {
     m
 }
 
-struct UmlTrials<'a> {
+/// The twins' native boots: their host CPU time and the workloads' rates.
+struct UmlBooter<'a> {
     ctx: &'a KernelCtx,
     twins: &'a [UmlKernel],
     initrd: &'a PathBuf,
-    bench: &'a KernelBench,
-    dir: PathBuf,
-    log: &'a Log,
+    run: &'a str,
+    uml_dir: PathBuf,
 }
 
-impl Trials for UmlTrials<'_> {
-    fn run(
-        &mut self,
-        i: usize,
-        phase: &'static str,
-        run: usize,
-    ) -> Result<Option<Measurement>, RunError> {
-        let t = &self.twins[i];
+impl Booter for UmlBooter<'_> {
+    fn variant(&self, i: usize) -> &str {
+        &self.twins[i].variant
+    }
+
+    fn command(&self, i: usize, run: &str) -> String {
+        format!("{} kfdo.run={run}", self.twins[i].exe.display())
+    }
+
+    fn boot_word(&self) -> &'static str {
+        "boot"
+    }
+
+    fn boot(&self, i: usize, stem: &Path) -> Result<Booted, BootFailure> {
         let r = &self.ctx.recipe;
-        let console = self.dir.join(format!(
-            "{}-{}-{phase}-{run}.console",
-            self.bench.name, t.variant
-        ));
-        let started_unix = kfdo_bench::store::now_unix();
         let booted = boot_native(&NativeRun {
-            exe: &t.exe,
+            exe: &self.twins[i].exe,
             initrd: self.initrd,
-            run: &self.bench.run,
+            run: self.run,
             memory_mb: r.kernel.memory_mb,
             timeout_s: r.kernel.boot_timeout_s,
-            console: &console,
-            uml_dir: &self.dir.join("uml-run"),
-        })
-        .map_err(|e| RunError::Failed {
-            variant: t.variant.clone(),
-            phase,
-            run,
-            command: format!("{} kfdo.run={}", t.exe.display(), self.bench.run),
-            status: "failed".into(),
-            stderr: format!("{e:#}"),
+            console: &stem_file(stem, "console"),
+            uml_dir: &self.uml_dir,
         })?;
-        self.log.say(&format!(
-            "{} {phase} boot {run}: user {:.3} s, system {:.3} s, {}",
-            t.variant,
-            booted.user_s,
-            booted.sys_s,
-            booted
-                .results
-                .iter()
-                .map(|w| format!("{} {:.1} ops/s", w.name, w.ops_per_s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        Ok(Some(Measurement {
+        Ok(Booted {
             wall_s: booted.wall_s,
             user_s: booted.user_s,
             sys_s: booted.sys_s,
-            started_unix,
             metrics: native_metrics(&booted),
-        }))
+            said: format!(
+                "user {:.3} s, system {:.3} s, ",
+                booted.user_s, booted.sys_s
+            ),
+            results: booted.results,
+        })
     }
 }
 
@@ -154,10 +138,14 @@ impl KernelCtx {
                     )
                 })
                 .collect();
-            let mut trials = UmlTrials {
-                ctx: self,
-                twins,
-                initrd: &initrd.0,
+            let mut trials = BootTrials {
+                booter: UmlBooter {
+                    ctx: self,
+                    twins,
+                    initrd: &initrd.0,
+                    run: &bench.run,
+                    uml_dir: dir.join("uml-run"),
+                },
                 bench,
                 dir: dir.clone(),
                 log,
