@@ -20,10 +20,11 @@
 //! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
 //!    `output_dir`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
 //! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `ctx`, `compile`, `train`,
-//!    `train_gcc`, `postlink`, `judge`, `summary`, `pipeline`;
+//!    `train_gcc`, `postlink`, `judge`, `summary`, `llvm_compare`, `pipeline`;
 //!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
 //!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
-//!    `propeller`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`, `uml`, `model`, `pipeline`;
+//!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `judge`, `report`, `package`, `kvm`,
+//!    `uml`, `model`, `pipeline`;
 //!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
 //!    `judge`, `coverage`, `summary`
 //! 3. `plan`, `counters_vs_time` (an output directory's counters held against its time)
@@ -48,36 +49,29 @@ mod layering {
     //! `crate::` / `super::` path under `src/` against them. Inside each folder the
     //! modules are in the doc's order, each one a layer of its own.
 
-    use std::path::{Path, PathBuf};
+    use kfdo_testkit::layering::{assert_crate_layers, FolderLayers};
 
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
-    fn one_per_layer<'a>(modules: &'a [&'a str]) -> Vec<&'a [&'a str]> {
-        modules.iter().map(std::slice::from_ref).collect()
+    fn assert_table(table: FolderLayers) {
+        assert_crate_layers(env!("CARGO_MANIFEST_DIR"), &[table]);
     }
 
     #[test]
     fn the_pipelines_are_siblings_over_the_step_core() {
-        assert_layers(
-            &src(),
+        assert_table(FolderLayers::new(
+            "",
             &[
                 &["vocabulary"],
                 &["steps"],
                 &["program", "kernel"],
                 &["plan", "counters_vs_time"],
             ],
-            &[],
-        );
+        ));
     }
 
     #[test]
     fn vocabulary_modules_only_use_earlier_ones() {
         let order = ["variant", "compiler"];
-        assert_folder_layers(&src(), "vocabulary", &one_per_layer(&order), &[]);
+        assert_table(FolderLayers::one_per_layer("vocabulary", &order));
     }
 
     #[test]
@@ -96,7 +90,7 @@ mod layering {
             "profile",
             "llvm_profgen",
         ];
-        assert_folder_layers(&src(), "steps", &one_per_layer(&order), &[]);
+        assert_table(FolderLayers::one_per_layer("steps", &order));
     }
 
     #[test]
@@ -116,7 +110,7 @@ mod layering {
             "llvm_compare",
             "pipeline",
         ];
-        assert_folder_layers(&src(), "program", &one_per_layer(&order), &[]);
+        assert_table(FolderLayers::one_per_layer("program", &order));
     }
 
     #[test]
@@ -148,7 +142,7 @@ mod layering {
             "model",
             "pipeline",
         ];
-        assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);
+        assert_table(FolderLayers::one_per_layer("kernel", &order));
     }
 
     #[test]
@@ -156,6 +150,6 @@ mod layering {
         let order = [
             "twin", "config", "build", "run", "judge", "coverage", "summary",
         ];
-        assert_folder_layers(&src(), "kernel/uml", &one_per_layer(&order), &[]);
+        assert_table(FolderLayers::one_per_layer("kernel/uml", &order));
     }
 }
