@@ -466,7 +466,8 @@ mod tests {
     /// A deeper heading is part of the section; one of its level or higher ends it.
     #[test]
     fn the_section_ends_at_a_heading_of_its_level_or_higher() {
-        let doc = "//! ## Layers\n//! 1. `a`\n//! ### Inside\n//! 2. `b`\n//! ## Next\n//! 3. `c`\n";
+        let doc =
+            "//! ## Layers\n//! 1. `a`\n//! ### Inside\n//! 2. `b`\n//! ## Next\n//! 3. `c`\n";
         let t = documented_layers("src/lib.rs", doc).unwrap();
         assert_eq!(t[0].layers, [["a"], ["b"]]);
         let doc = "//! ## Layers\n//! 1. `a`\n//! # Top\n//! 2. `b`\n";

@@ -109,6 +109,13 @@ pub fn check_folder(
             ));
         }
     }
+    for u in unchecked {
+        if !src_dir.join(u).is_file() {
+            problems.push(format!(
+                "`{u}` is left unchecked but src/{u} does not exist (a stale entry)"
+            ));
+        }
+    }
     problems.dedup();
     if problems.is_empty() {
         Ok(())

@@ -270,3 +270,32 @@ fn a_binary_crates_layers_are_read_from_main_rs() {
     let e = super::crate_doc_layers(none.path()).unwrap_err();
     assert!(e.ends_with("no lib.rs or main.rs"), "{e}");
 }
+
+/// A table can go stale in two more ways: its folder is gone, or a file it leaves
+/// unchecked is.
+#[test]
+fn a_table_for_a_missing_folder_or_file_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    write(&src, "lib.rs", "mod error;\n");
+    write(&src, "error.rs", "");
+    let root = super::FolderLayers::new("", &[&["error"]]);
+    assert_eq!(
+        super::check_crate(dir.path(), std::slice::from_ref(&root)),
+        Ok(())
+    );
+
+    let gone = super::FolderLayers::new("kernel", &[&["steps"]]);
+    let e = super::check_crate(dir.path(), &[root.clone(), gone]).unwrap_err();
+    assert!(e[0].contains("kernel"), "{e:#?}");
+
+    let stale = super::FolderLayers {
+        unchecked: vec!["tests.rs".into()],
+        ..root
+    };
+    let e = super::check_crate(dir.path(), &[stale]).unwrap_err();
+    assert_eq!(
+        e,
+        ["`tests.rs` is left unchecked but src/tests.rs does not exist (a stale entry)"]
+    );
+}
