@@ -333,3 +333,29 @@ impl Drop for SignalGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::program_path;
+    use crate::emulated::recording::RecordConfig;
+    use std::path::PathBuf;
+
+    /// With a working directory, only a relative path with a `/` is taken from it: a
+    /// bare name is looked up on PATH, an absolute path stays.
+    #[test]
+    fn a_relative_program_path_is_in_the_programs_directory() {
+        let with_cwd = |program: &str| {
+            let mut cfg = RecordConfig::new(program, "perf.data");
+            cfg.cwd = Some(PathBuf::from("/work/run"));
+            program_path(&cfg)
+        };
+        assert_eq!(with_cwd("./a.out"), "/work/run/./a.out");
+        assert_eq!(with_cwd("bin/a.out"), "/work/run/bin/a.out");
+        assert_eq!(with_cwd("a.out"), "a.out");
+        assert_eq!(with_cwd("/usr/bin/a.out"), "/usr/bin/a.out");
+        assert_eq!(
+            program_path(&RecordConfig::new("bin/a.out", "perf.data")),
+            "bin/a.out"
+        );
+    }
+}
