@@ -1,9 +1,10 @@
-//! Builds the QEMU plugin (the crate `plugin/lib.rs` and the module files beside it) as a
-//! shared object with plain `rustc` and leaves it in OUT_DIR, where
+//! Builds the QEMU plugin (the crate `crates/qemu-plugin`: `src/lib.rs` and the module
+//! files beside it) as a shared object with plain `rustc` and leaves it in OUT_DIR, where
 //! `src/emulated/plugin.rs` embeds it with `include_bytes!`.
 //!
-//! Why this way: a `cdylib` member of the workspace is not built by `cargo build -p kfdo`,
-//! and Cargo has no stable artifact dependencies. The plugin needs no crates (it declares
+//! Why this way: the plugin crate, a `cdylib` member of the workspace (so that `cargo fmt`
+//! and clippy cover it), is not built by `cargo build -p kfdo`, and Cargo has no stable
+//! artifact dependencies. The plugin needs no crates (it declares
 //! the few QEMU and libc functions it calls), so one `rustc` call builds it in seconds,
 //! as part of every normal build, and the `kfdo` binary carries it: nothing to install
 //! or find at run time.
@@ -12,9 +13,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let src = PathBuf::from("plugin/lib.rs");
+    let src = PathBuf::from("../qemu-plugin/src/lib.rs");
     // The directory: every module file of the plugin (rustc finds them from `mod x;`).
-    println!("cargo:rerun-if-changed=plugin");
+    println!("cargo:rerun-if-changed=../qemu-plugin/src");
     println!("cargo:rerun-if-changed=build.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
     let so = out.join("libkfdo_record_plugin.so");

@@ -151,49 +151,10 @@ pub fn write_profile(p: &Profile, fmt: Format, w: impl Write) -> Result<(), Afdo
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["error", "model"],
-            &["builder", "gcov", "summary"],
-            &["extbinary"],
-            &["text"],
-        ];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn builder_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["discriminator", "names", "ranges"], &["functions"]];
-        assert_folder_layers(&src(), "builder", layers, &[]);
-    }
-
-    #[test]
-    fn text_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["reader", "writer"]];
-        assert_folder_layers(&src(), "text", layers, &[]);
-    }
-
-    #[test]
-    fn gcov_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["layout", "fold"], &["reader", "writer"]];
-        assert_folder_layers(&src(), "gcov", layers, &[]);
-    }
-
-    #[test]
-    fn extbinary_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["layout"], &["reader"], &["writer"]];
-        assert_folder_layers(&src(), "extbinary", layers, &[]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

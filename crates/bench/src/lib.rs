@@ -45,10 +45,10 @@
 //! 1. `metric`, `stats`, `warning`: the vocabulary (a warning names its own
 //!    thresholds).
 //! 2. `env` (the machine), `runner` (one run), `running_kernel`.
-//! 3. `counters`: hardware and emulated counters of a run; `identity`: which program a
-//!    run starts (its build-id or content hash).
+//! 3. `counters` (hardware and emulated counters of a run), `identity` (which program a
+//!    run starts: its build-id or content hash).
 //! 4. `store`: sessions on disk.
-//! 5. `analysis`: stored runs to verdicts; `kept`: what an interrupted session kept.
+//! 5. `analysis` (stored runs to verdicts), `kept` (what an interrupted session kept).
 //! 6. `counters_vs_time`: the counters' changes held against the time's (points and
 //!    fits).
 //! 7. `report`: HTML, Markdown and text.
@@ -60,17 +60,17 @@
 //! declares its modules and re-exports), bottom first:
 //!
 //! - `report/`: `escape` (HTML, Markdown, base64) and `figures` (numbers for
-//!   people); `plot` (SVG plots), `metrics` (counter tables) and `determinism`
-//!   (which counts are not deterministic, and their spread); `scatter` (counters
-//!   against time, one panel per counter); `counters_vs_time` (its tables); `text`, `html` and
-//!   `markdown`; `write` (a report of a store); `profiles` (a report with profile
-//!   tables).
+//!   people), then `plot` (SVG plots), `metrics` (counter tables) and `determinism`
+//!   (which counts are not deterministic, and their spread), then `scatter` (counters
+//!   against time, one panel per counter), then `counters_vs_time` (its tables), then
+//!   `text`, `html` and `markdown`, then `write` (a report of a store), then `profiles`
+//!   (a report with profile tables).
 //! - `compare/`: `request` (the request and its checks, the events, the outcome and
-//!   the errors); `session` (the session begun in the store); `timing` (the timed
-//!   runs) and `verdict` (the verdict and its JSON); `counting` (the counters of each
-//!   arm); `flow` (a whole comparison, step by step).
-//! - `tagged/`: `keys` (where a tag is stored) and `error` ([`tagged::TagError`]);
-//!   `stored` (the tags a store holds); `record` and `compare`.
+//!   the errors), then `session` (the session begun in the store), then `timing` (the
+//!   timed runs) and `verdict` (the verdict and its JSON), then `counting` (the
+//!   counters of each arm), then `flow` (a whole comparison, step by step).
+//! - `tagged/`: `keys` (where a tag is stored) and `error` ([`tagged::TagError`]), then
+//!   `stored` (the tags a store holds), then `record` and `compare`.
 
 pub mod analysis;
 pub mod compare;
@@ -93,63 +93,10 @@ pub use warning::Warning;
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["metric", "stats", "warning"],
-            &["env", "runner", "running_kernel"],
-            &["counters", "identity"],
-            &["store"],
-            &["analysis", "kept"],
-            &["counters_vs_time"],
-            &["report"],
-            &["pooling"],
-            &["compare"],
-            &["tagged"],
-        ];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn report_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["escape", "figures"],
-            &["plot", "metrics", "determinism"],
-            &["scatter"],
-            &["counters_vs_time"],
-            &["text", "html", "markdown"],
-            &["write"],
-            &["profiles"],
-        ];
-        assert_folder_layers(&src(), "report", layers, &[]);
-    }
-
-    #[test]
-    fn compare_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["request"],
-            &["session"],
-            &["timing", "verdict"],
-            &["counting"],
-            &["flow"],
-        ];
-        assert_folder_layers(&src(), "compare", layers, &[]);
-    }
-
-    #[test]
-    fn tagged_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["keys", "error"], &["stored"], &["record", "compare"]];
-        assert_folder_layers(&src(), "tagged", layers, &[]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

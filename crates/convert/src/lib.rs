@@ -12,18 +12,18 @@
 //! Each module uses only the layers below it (the `layering` test checks every
 //! `crate::` / `super::` path against this list):
 //!
-//! 1. The vocabulary: `request` ([`Input`], [`OutputFormat`], [`ProfileRequest`]),
-//!    `error` ([`ProfileError`]); and `show` (`kfdo show`, with [`ShowError`]).
-//! 2. What is built from it alone: `outcome` ([`ProfileOutcome`] and the BOLT and
-//!    Propeller summaries), `arch_check` (recordings against the binary's
-//!    architecture), `stripped` (a binary without symbols, refused), `parquet_input`
-//!    (`--from-raw`), `show_bb_addr_map`, `built_by` (the compiler that built a
-//!    binary, [`Compiler`]).
+//! 1. `request` ([`Input`], [`OutputFormat`], [`ProfileRequest`]), `error`
+//!    ([`ProfileError`]) and `show` (`kfdo show`, with [`ShowError`]): the vocabulary.
+//! 2. `outcome` ([`ProfileOutcome`] and the BOLT and Propeller summaries), `arch_check`
+//!    (recordings against the binary's architecture), `stripped` (a binary without
+//!    symbols, refused), `parquet_input` (`--from-raw`), `show_bb_addr_map`, `built_by`
+//!    (the compiler that built a binary, [`Compiler`]): what is built from the
+//!    vocabulary alone.
 //! 3. `collect` (every input of a request read into one raw profile), `gcov`
 //!    (which GCC a gcov profile is for, and why).
-//! 4. The formats, independent of each other: `autofdo` (LLVM text / extbinary,
-//!    gcov), `raw` (the raw aggregate), `bolt`, `propeller`, and `raw_out`
-//!    (`--raw-out`'s Parquet file).
+//! 4. `autofdo` (LLVM text / extbinary, gcov), `raw` (the raw aggregate), `bolt`,
+//!    `propeller` and `raw_out` (`--raw-out`'s Parquet file): the formats, independent
+//!    of each other.
 //! 5. `profile`: the checks every format shares and one `match` on the format.
 //!
 //! `lib.rs` only re-exports.
@@ -64,33 +64,10 @@ pub use show_bb_addr_map::show_bb_addr_map;
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::assert_layers;
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["request", "error", "show"],
-            &[
-                "outcome",
-                "arch_check",
-                "stripped",
-                "parquet_input",
-                "show_bb_addr_map",
-                "built_by",
-            ],
-            &["collect", "gcov"],
-            &["autofdo", "raw", "bolt", "propeller", "raw_out"],
-            &["profile"],
-        ];
-        assert_layers(&src(), layers, &[]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

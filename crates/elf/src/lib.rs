@@ -94,39 +94,10 @@ mod send_sync {
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["error"],
-            &["segments", "build_id", "arch", "relocatable"],
-            &["symbols", "debug_sections"],
-            &["binary"],
-            &["code", "dwarf", "bb_addr_map"],
-            &["symbolizer"],
-        ];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn dwarf_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["units"],
-            &["line", "die"],
-            &["inline"],
-            &["ctx"],
-            &["producer"],
-        ];
-        assert_folder_layers(&src(), "dwarf", layers, &[]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

@@ -1,10 +1,18 @@
 //! The `kfdo` command: argument parsing and wiring only. Each subcommand lives in
 //! `cmd/<name>.rs` and calls into the library crates, which do the work.
 //!
-//! Layers, bottom first (the `layering` test checks them): `output` (the global flags
-//! and how messages are printed); `counts` (the words for sample counts), `json_out`
-//! (where `--json` / `--json-out` go), `next` (each summary's next step) and `next_view`
-//! (the next step of the commands whose output is read as it is); `cmd`.
+//! # Layers
+//!
+//! Bottom first; each module uses only the layers below it (the `layering` test checks
+//! them):
+//!
+//! 1. `output`: the global flags and how messages are printed.
+//! 2. `counts` (the words for sample counts), `json_out` (where `--json` / `--json-out`
+//!    go), `next` (each summary's next step) and `next_view` (the next step of the
+//!    commands whose output is read as it is).
+//! 3. `cmd`: one module per subcommand.
+//!
+//! Not checked: `main.rs` (it parses the arguments and calls `cmd`).
 
 mod cmd;
 mod counts;
@@ -15,15 +23,11 @@ mod output;
 
 #[cfg(test)]
 mod layering {
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let layers: &[&[&str]] = &[
-            &["output"],
-            &["counts", "json_out", "next", "next_view"],
-            &["cmd"],
-        ];
-        kfdo_testkit::layering::assert_layers(&src, layers, &["main.rs"]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }
 

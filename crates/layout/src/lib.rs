@@ -10,11 +10,17 @@
 //! independent of each other (the `layering` test checks every `crate::` /
 //! `super::` path against this list):
 //!
-//! 1. `bolt` and `propeller`, independent of each other. Inside `bolt/`:
-//!    `cfg`, `fdata`, `functions`, then `aggregate`. Inside `propeller/`: `model`
-//!    and `verify`, then `build`, `layout` and `writer`; inside `propeller/layout/`:
-//!    `graph`, `merge_order` and `params`, then `score`, then `chain` and `forced`,
-//!    then `assembly`, then `merge`, then `c3`.
+//! 1. `bolt` and `propeller`, independent of each other.
+//!
+//! Inside the folders, bottom first:
+//!
+//! - `bolt/`: `cfg`, `fdata` and `functions`, then `aggregate`.
+//! - `propeller/`: `model` and `verify`, then `build`, `layout` and `writer`.
+//! - `propeller/layout/`: `graph`, `merge_order` and `params`, then `score`, then
+//!   `chain` and `forced`, then `assembly`, then `merge`, then `c3` and `tests`.
+//!
+//! Not checked: `propeller/layout/tests.rs` (the tests drive the folder's own entry
+//! point, `code_layout`, in `mod.rs`).
 
 pub mod bolt;
 pub mod propeller;
@@ -23,47 +29,10 @@ pub use bolt::{bolt_profile, BoltError, BoltProfile, BoltStats};
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["bolt", "propeller"]];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn bolt_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["cfg", "fdata", "functions"], &["aggregate"]];
-        assert_folder_layers(&src(), "bolt", layers, &[]);
-    }
-
-    #[test]
-    fn propeller_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["model", "verify"], &["build", "layout", "writer"]];
-        assert_folder_layers(&src(), "propeller", layers, &[]);
-    }
-
-    #[test]
-    fn propeller_layout_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["graph", "merge_order", "params"],
-            &["score"],
-            &["chain", "forced"],
-            &["assembly"],
-            &["merge"],
-            &["c3", "tests"],
-        ];
-        // The tests drive the folder's own entry point, `code_layout`, in mod.rs.
-        let tests = &["propeller/layout/tests.rs"];
-        assert_folder_layers(&src(), "propeller/layout", layers, tests);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

@@ -14,23 +14,38 @@
 //! written into the step's log. `plan` turns a recipe path and the command line's
 //! overrides into a checked plan for one of the two pipelines, and runs it.
 //!
-//! Layers, bottom first: a module uses (imports, or calls the methods of) only the
-//! modules before it, and the two pipelines never use each other.
-//! 0. `vocabulary`: `variant`, `compiler`, `support` (what both pipelines build, with
-//!    what, and the one table of which build makes which variant)
-//! 1. `steps`: `interrupt`, `cache`, `exec`, `progress`, `scripts`, `recipe_file`,
-//!    `output_dir`, `planned`, `gcc_note`, `agree`, `engine`, `profile`, `llvm_profgen`
-//! 2. `program`: `flags`, `compiler`, `target`, `recipe`, `step_list`, `ctx`, `compile`,
-//!    `train`, `train_gcc`, `postlink`, `judge`, `summary`, `llvm_compare`, `pipeline`;
-//!    beside it `kernel`: `profile_check`, `gcda`, `summary`, `recipe`, `variant`, `ctx`,
-//!    `source`, `config`, `gcc_warnings`, `build`, `initramfs`, `boot`, `host_process`, `train`,
-//!    `propeller`, `bolt`, `bolt_build`, `gcov_pgo`, `boot_trials`, `judge`, `report`, `package`, `kvm`, `uml`,
-//!    `step_list`, `counters_vs_time`, `pipeline`;
-//!    in `kernel/uml` (the User-Mode Linux twins): `twin`, `config`, `build`, `run`,
-//!    `judge`, `coverage`, `summary`
-//! 3. `plan`, `counters_vs_time` (an output directory's counters held against its time)
+//! # Layers
 //!
-//! (Each folder's `mod.rs` only declares and re-exports its modules.)
+//! A module uses (imports, or calls the methods of) only the layers below it; modules
+//! in one layer are independent of each other, so the two pipelines never use each
+//! other (the `layering` test checks every `crate::` / `super::` path against this
+//! list):
+//!
+//! 1. `vocabulary`: what both pipelines build, with what, and the one table of which
+//!    build makes which variant.
+//! 2. `steps`: the step core (cache, logs, progress, the run's plan, the engine).
+//! 3. `program` and `kernel`: the two pipelines.
+//! 4. `plan` (a recipe and the command line to a checked run) and `counters_vs_time`
+//!    (an output directory's counters held against its time).
+//!
+//! Inside the folders, bottom first, each module a layer of its own (each folder's
+//! `mod.rs` only declares and re-exports its modules):
+//!
+//! - `vocabulary/`: `variant`, then `compiler`, then `support`.
+//! - `steps/`: `interrupt`, then `cache`, then `exec`, then `progress`, then `scripts`,
+//!   then `recipe_file`, then `output_dir`, then `planned`, then `gcc_note`, then
+//!   `agree`, then `engine`, then `profile`, then `llvm_profgen`.
+//! - `program/`: `flags`, then `compiler`, then `target`, then `recipe`, then
+//!   `step_list`, then `ctx`, then `compile`, then `train`, then `train_gcc`, then
+//!   `postlink`, then `judge`, then `summary`, then `llvm_compare`, then `pipeline`.
+//! - `kernel/`: `profile_check`, then `gcda`, then `summary`, then `recipe`, then
+//!   `variant`, then `ctx`, then `source`, then `config`, then `gcc_warnings`, then
+//!   `build`, then `initramfs`, then `boot`, then `host_process`, then `train`, then
+//!   `propeller`, then `bolt`, then `bolt_build`, then `gcov_pgo`, then `boot_trials`,
+//!   then `judge`, then `report`, then `package`, then `kvm`, then `uml`, then
+//!   `step_list`, then `counters_vs_time`, then `pipeline`.
+//! - `kernel/uml/` (the User-Mode Linux twins): `twin`, then `config`, then `build`,
+//!   then `run`, then `judge`, then `coverage`, then `summary`.
 
 pub mod counters_vs_time;
 pub mod kernel;
@@ -46,122 +61,10 @@ pub use vocabulary::{Compiler, Variant};
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks every
-    //! `crate::` / `super::` path under `src/` against them. Inside each folder the
-    //! modules are in the doc's order, each one a layer of its own.
-
-    use std::path::{Path, PathBuf};
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
-    fn one_per_layer<'a>(modules: &'a [&'a str]) -> Vec<&'a [&'a str]> {
-        modules.iter().map(std::slice::from_ref).collect()
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
-    fn the_pipelines_are_siblings_over_the_step_core() {
-        assert_layers(
-            &src(),
-            &[
-                &["vocabulary"],
-                &["steps"],
-                &["program", "kernel"],
-                &["plan", "counters_vs_time"],
-            ],
-            &[],
-        );
-    }
-
-    #[test]
-    fn vocabulary_modules_only_use_earlier_ones() {
-        let order = ["variant", "compiler", "support"];
-        assert_folder_layers(&src(), "vocabulary", &one_per_layer(&order), &[]);
-    }
-
-    #[test]
-    fn step_modules_only_use_earlier_ones() {
-        let order = [
-            "interrupt",
-            "cache",
-            "exec",
-            "progress",
-            "scripts",
-            "recipe_file",
-            "output_dir",
-            "planned",
-            "gcc_note",
-            "agree",
-            "engine",
-            "profile",
-            "llvm_profgen",
-        ];
-        assert_folder_layers(&src(), "steps", &one_per_layer(&order), &[]);
-    }
-
-    #[test]
-    fn program_modules_only_use_earlier_ones() {
-        let order = [
-            "flags",
-            "compiler",
-            "target",
-            "recipe",
-            "step_list",
-            "ctx",
-            "compile",
-            "train",
-            "train_gcc",
-            "postlink",
-            "judge",
-            "summary",
-            "llvm_compare",
-            "pipeline",
-        ];
-        assert_folder_layers(&src(), "program", &one_per_layer(&order), &[]);
-    }
-
-    #[test]
-    fn kernel_modules_only_use_earlier_ones() {
-        let order = [
-            "profile_check",
-            "gcda",
-            "summary",
-            "recipe",
-            "variant",
-            "ctx",
-            "source",
-            "config",
-            "gcc_warnings",
-            "build",
-            "initramfs",
-            "boot",
-            "host_process",
-            "train",
-            "propeller",
-            "bolt",
-            "bolt_build",
-            "gcov_pgo",
-            "boot_trials",
-            "judge",
-            "report",
-            "package",
-            "kvm",
-            "uml",
-            "step_list",
-            "counters_vs_time",
-            "pipeline",
-        ];
-        assert_folder_layers(&src(), "kernel", &one_per_layer(&order), &[]);
-    }
-
-    #[test]
-    fn uml_modules_only_use_earlier_ones() {
-        let order = [
-            "twin", "config", "build", "run", "judge", "coverage", "summary",
-        ];
-        assert_folder_layers(&src(), "kernel/uml", &one_per_layer(&order), &[]);
+    fn modules_only_use_lower_layers() {
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

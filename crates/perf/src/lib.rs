@@ -58,6 +58,10 @@
 //! 4. `record`: the records of the data section.
 //! 5. `encode` (records to bytes), `reader` ([`PerfData`]), `script` (`perf script` text).
 //! 6. `writer`: [`PerfWriter`] and [`PipeWriter`], one [`RecordStream`] each.
+//!
+//! - `script/`: `fields` (one line's fields), then `tests`.
+//!
+//! Not checked: `script/tests.rs` (the tests use the folder's parser, in `mod.rs`).
 
 mod attr;
 mod bytes;
@@ -87,34 +91,10 @@ pub use writer::{PerfWriter, PipeWriter, RecordStream};
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["bytes", "consts", "error"],
-            &["attr", "header", "mapped"],
-            &["features", "sample"],
-            &["record"],
-            &["encode", "reader", "script"],
-            &["writer"],
-        ];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn script_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[&["fields"], &["tests"]];
-        // The tests use the folder's parser, in mod.rs.
-        assert_folder_layers(&src(), "script", layers, &["script/tests.rs"]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

@@ -53,26 +53,10 @@ mod tests;
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks
-    //! every `crate::` / `super::` path under `src/` against them.
-
-    use std::path::Path;
-
-    use kfdo_testkit::layering::assert_layers;
-
-    fn src() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["error", "input", "schema"],
-            &["columns", "profile", "runs", "write"],
-            &["read"],
-            &["dump", "merge", "split"],
-            &["tests"],
-        ];
-        assert_layers(&src(), layers, &[]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

@@ -4,7 +4,7 @@
 //!   SPE / BRBE), the `perf record` command line for each method, and `--method auto`'s
 //!   choice with its reasons.
 //! - [`emulated`]: emulated last-branch records ("vLBR") and emulated counters under QEMU,
-//!   for machines without branch sampling: a QEMU TCG plugin (`plugin/`, built by
+//!   for machines without branch sampling: a QEMU TCG plugin (`crates/qemu-plugin`, built by
 //!   `build.rs` and embedded here) whose capture is turned into a real perf.data.
 //!
 //! # Layers
@@ -12,13 +12,13 @@
 //! The modules form layers, and each uses only the layers below it (every `crate::` /
 //! `super::` path points down this list, so an import cycle cannot come back):
 //!
-//! 1. `error`: [`Error`]; `kvm`: whether this machine's KVM can run a guest.
+//! 1. `error` ([`Error`]) and `kvm` (whether this machine's KVM can run a guest).
 //! 2. `stdio`: where a recorded program's standard streams go ([`StdioPlan`]).
 //! 3. `hardware` (the PMU's methods and `perf record`) and `emulated` (QEMU and the
 //!    plugin), independent of each other.
 //! 4. `request`: [`record`], one request that picks a method and runs it.
 //!
-//! Inside `emulated`, bottom first:
+//! Inside `emulated/`, bottom first:
 //!
 //! 1. `stream_format` (the capture format and its counters, shared with the plugin),
 //!    `plugin` (the embedded plugin), `guest_arch` (what the guest's architecture
@@ -33,9 +33,9 @@
 //! 5. `user` ([`record_user`]), `system` ([`record_system`]) and `launcher` (counting a
 //!    program a shell command runs), independent of each other.
 //!
-//! `plugin_units` (test-only: the plugin's plain-logic files compiled into the tests) and
-//! `emulated/mod.rs` (module declarations and re-exports) sit above the layers; `lib.rs`
-//! only declares the modules and re-exports.
+//! Not checked: `emulated/plugin_units.rs` (test-only: the plugin's plain-logic files
+//! compiled into the tests). `emulated/mod.rs` (module declarations and re-exports) sits
+//! above the layers; `lib.rs` only declares the modules and re-exports.
 //!
 //! ```no_run
 //! use kfdo_record::{record_user, RecordConfig};
@@ -65,43 +65,10 @@ pub use stdio::{ChildSetup, StdStream, StdioPlan};
 
 #[cfg(test)]
 mod layering {
-    //! The layers of the crate doc, bottom first; `kfdo_testkit::layering` checks every
-    //! `crate::` / `super::` path under `src/` against them.
-
-    use std::path::{Path, PathBuf};
-
-    use kfdo_testkit::layering::{assert_folder_layers, assert_layers};
-
-    fn src() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-    }
-
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
     #[test]
     fn modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["error", "kvm"],
-            &["stdio"],
-            &["hardware", "emulated"],
-            &["request"],
-        ];
-        assert_layers(&src(), layers, &[]);
-    }
-
-    #[test]
-    fn emulated_modules_only_use_lower_layers() {
-        let layers: &[&[&str]] = &[
-            &["stream_format", "plugin", "guest_arch"],
-            &["maps", "program_file", "counters"],
-            &[
-                "stream",
-                "guest_program",
-                "plugin_args",
-                "recording",
-                "guest_modules",
-            ],
-            &["capture", "perfout"],
-            &["user", "system", "launcher"],
-        ];
-        assert_folder_layers(&src(), "emulated", layers, &["emulated/plugin_units.rs"]);
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
     }
 }

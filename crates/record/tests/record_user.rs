@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::run_ok;
+use common::stdout_of;
 use kfdo_perf::{PerfData, Record};
 use kfdo_record::{record_user, RecordConfig};
 use std::collections::HashMap;
@@ -361,14 +361,14 @@ fn perf_script_and_llvm_profgen_read_it() {
         "{names:?}"
     );
     assert!(names.iter().any(|n| n.contains("libc.so")), "{names:?}");
-    let ids = run_ok(
+    let ids = stdout_of(
         Command::new(tool("perf"))
             .args(["buildid-list", "-i"])
             .arg(&data),
     );
     assert!(ids.lines().any(|l| l.ends_with("/fid")), "{ids}");
     // perf script: one line per sample, with 32 from/to pairs.
-    let script = run_ok(
+    let script = stdout_of(
         Command::new("perf")
             .args(["script", "-F", "ip,brstack", "--show-mmap-events", "-i"])
             .arg(&data),
@@ -388,14 +388,14 @@ fn perf_script_and_llvm_profgen_read_it() {
     let p2 = dir.path().join("b.prof");
     let script_file = dir.path().join("perf.script");
     std::fs::write(&script_file, &script).unwrap();
-    run_ok(
+    stdout_of(
         Command::new(tool("llvm-profgen-19"))
             .arg(format!("--binary={}", exe.display()))
             .arg(format!("--perfdata={}", data.display()))
             .args(["--format=text"])
             .arg(format!("--output={}", p1.display())),
     );
-    run_ok(
+    stdout_of(
         Command::new("llvm-profgen-19")
             .arg(format!("--binary={}", exe.display()))
             .arg(format!("--perfscript={}", script_file.display()))

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{run_ok, symbol_range};
+use common::{stdout_of, symbol_range};
 use kfdo_perf::{PerfData, Record};
 use kfdo_record::{record_user, RecordConfig};
 use std::collections::HashMap;
@@ -82,7 +82,7 @@ fn build(dir: &Path) -> PathBuf {
     let c = dir.join("prog.c");
     std::fs::write(&c, PROG_C).unwrap();
     let exe = dir.join("prog-a64");
-    run_ok(
+    stdout_of(
         Command::new("clang-19")
             .args(["--target=aarch64-linux-gnu", "-O2", "-g", "-fuse-ld=lld"])
             .args(["-no-pie", "-fno-pie", "-o"])
@@ -99,7 +99,7 @@ struct Insn {
 }
 
 fn disassemble(exe: &Path) -> HashMap<u64, Insn> {
-    let out = run_ok(
+    let out = stdout_of(
         Command::new("llvm-objdump-19")
             .args(["-d", "--no-show-raw-insn"])
             .arg(exe),
@@ -304,7 +304,7 @@ fn threads_and_fork_child_are_recorded_exactly() {
     let c = dir.path().join("thr.c");
     std::fs::write(&c, common::THREADS_C).unwrap();
     let exe = dir.path().join("thr-a64");
-    run_ok(
+    stdout_of(
         Command::new("clang-19")
             .args(["--target=aarch64-linux-gnu", "-O2", "-g", "-fuse-ld=lld"])
             .args(["-no-pie", "-fno-pie", "-pthread", "-o"])

@@ -11,6 +11,8 @@
 //!
 //! # Layers
 //!
+//! Each module uses only the layers below it (the `layering` test checks them):
+//!
 //! 1. `llvm` ([`Llvm`]: a release and its tools' names).
 //! 2. `differences` (what changed between releases), `installed` (which releases this
 //!    machine has).
@@ -22,3 +24,13 @@ mod llvm;
 pub use differences::Differences;
 pub use installed::{installed, Installed, TOOLS};
 pub use llvm::{Llvm, ParseLlvmError};
+
+#[cfg(test)]
+mod layering {
+    /// The `# Layers` section of the crate doc is the layer table: every `crate::` /
+    /// `super::` path under `src/` must point down it.
+    #[test]
+    fn modules_only_use_lower_layers() {
+        kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
+    }
+}

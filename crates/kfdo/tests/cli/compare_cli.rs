@@ -2,6 +2,7 @@
 //! the run and the command's stderr; SIGINT keeps finished runs in the store
 //! and the next report shows them; --json writes the verdict.
 
+use crate::common::Clang;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -488,18 +489,7 @@ fn build_tiny(exe: &Path, opt: &str) {
          return 0; }\n",
     )
     .unwrap();
-    let out = Command::new("clang-19")
-        .arg(opt)
-        .arg("-o")
-        .arg(exe)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    Clang::new().flag(opt).out(exe).input(&src).run();
 }
 
 /// `kfdo compare` of the one command `exe` as variant P; its stdout, stderr and verdict.

@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use common::fetch_sqlite_source;
+use common::{fetch_sqlite_source, Clang};
 use kfdo_testkit::run_stdout as run;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,17 +44,15 @@ fn build(src: &Path) -> (PathBuf, PathBuf) {
             continue;
         }
         let tmp = dir.join(format!(".speedtest1{opt}.tmp"));
-        let child = Command::new("clang-19")
-            .current_dir(&dir)
+        let child = Clang::new()
+            .in_dir(&dir)
             // No -g: valgrind 3.19 (bookworm) cannot read clang-19's DWARF 5.
-            .args([opt, "-I."])
-            .arg("-o")
-            .arg(&tmp)
-            .arg(&speedtest)
-            .arg("sqlite3.c")
-            .args(["-lm", "-lpthread", "-ldl"])
-            .spawn()
-            .expect("clang-19");
+            .flags([opt, "-I."])
+            .out(&tmp)
+            .input(&speedtest)
+            .input("sqlite3.c")
+            .flags(["-lm", "-lpthread", "-ldl"])
+            .spawn();
         jobs.push((child, tmp, exe));
     }
     for (mut child, tmp, exe) in jobs {

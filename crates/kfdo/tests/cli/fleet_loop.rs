@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::collect::{can_sample_the_machine, events, num, own_build_id, status, Workload};
-use common::{build, kfdo, ok, repo_root, run_ok};
+use common::{build, kfdo, ok, repo_root, run_ok, Clang};
 
 const BUCKET: &str = "kfdo";
 const OWN_BUILD_ID: &str = "-DKFDO_TEST_BINARY=fleet_loop";
@@ -456,15 +456,13 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     let afdo = root.join("fleet.afdo");
     profile(&lz, &["--from-raw"], &ours, "extbinary", &afdo);
     let fdo = root.join("lz.fdo");
-    run_ok(
-        Command::new("clang-19")
-            .args(common::CFLAGS)
-            .args(own_build_id(OWN_BUILD_ID))
-            .arg(format!("-fprofile-sample-use={}", afdo.display()))
-            .arg("-o")
-            .arg(&fdo)
-            .arg(common::program_source("lz.c")),
-    );
+    Clang::new()
+        .cflags()
+        .flags(own_build_id(OWN_BUILD_ID))
+        .flag(format!("-fprofile-sample-use={}", afdo.display()))
+        .out(&fdo)
+        .program("lz.c")
+        .run();
     assert_eq!(
         run_ok(Command::new(&fdo).arg("300000")).stdout,
         run_ok(Command::new(&lz).arg("300000")).stdout

@@ -4,6 +4,7 @@
 //! two hottest functions in `perf report --stdio`, each dark in its own part
 //! of the time axis.
 
+use crate::common::Clang;
 use kfdo_testkit::run_stdout;
 use std::path::Path;
 use std::process::Command;
@@ -72,13 +73,11 @@ fn hot_band_matches_perf_report() {
     let src = dir.path().join("hot.c");
     std::fs::write(&src, PROGRAM).unwrap();
     let bin = dir.path().join("hot");
-    run_stdout(
-        Command::new("clang-19")
-            .args(["-O1", "-g", "-o"])
-            .arg(&bin)
-            .arg(&src),
-        "clang-19",
-    );
+    Clang::new()
+        .flags(["-O1", "-g"])
+        .out(&bin)
+        .input(&src)
+        .run();
     let perf_data = dir.path().join("perf.data");
     run_stdout(
         Command::new("perf")
@@ -241,13 +240,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     let src = dir.path().join("hot.c");
     std::fs::write(&src, PROGRAM).unwrap();
     let bin = dir.path().join("hot");
-    run_stdout(
-        Command::new("clang-19")
-            .args(["-O1", "-o"])
-            .arg(&bin)
-            .arg(&src),
-        "clang-19",
-    );
+    Clang::new().flag("-O1").out(&bin).input(&src).run();
     let perf_data = dir.path().join("perf.data");
     run_stdout(
         Command::new("perf")
@@ -262,13 +255,7 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     let other = dir.path().join("other");
     let other_src = dir.path().join("other.c");
     std::fs::write(&other_src, "int main(void) { return 0; }\n").unwrap();
-    run_stdout(
-        Command::new("clang-19")
-            .arg("-o")
-            .arg(&other)
-            .arg(&other_src),
-        "clang-19",
-    );
+    Clang::new().out(&other).input(&other_src).run();
     let out = Command::new(env!("CARGO_BIN_EXE_kfdo"))
         .args(["heatmap", "--binary"])
         .arg(&other)
@@ -286,13 +273,11 @@ fn mismatched_or_absent_binary_is_a_clear_error() {
     );
 
     // Same path, rebuilt differently: the recorded build-id no longer matches.
-    run_stdout(
-        Command::new("clang-19")
-            .args(["-O2", "-DREBUILT", "-o"])
-            .arg(&bin)
-            .arg(&src),
-        "clang-19",
-    );
+    Clang::new()
+        .flags(["-O2", "-DREBUILT"])
+        .out(&bin)
+        .input(&src)
+        .run();
     let out = Command::new(env!("CARGO_BIN_EXE_kfdo"))
         .args(["heatmap", "--binary"])
         .arg(&bin)
@@ -348,13 +333,11 @@ fn a_forked_childs_samples_are_in_the_heat_map() {
     let src = dir.path().join("forking.c");
     std::fs::write(&src, FORKING).unwrap();
     let bin = dir.path().join("forking");
-    run_stdout(
-        Command::new("clang-19")
-            .args(["-O1", "-g", "-o"])
-            .arg(&bin)
-            .arg(&src),
-        "clang-19",
-    );
+    Clang::new()
+        .flags(["-O1", "-g"])
+        .out(&bin)
+        .input(&src)
+        .run();
     let recordings = [
         (
             "perf.data",

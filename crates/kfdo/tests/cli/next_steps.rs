@@ -112,14 +112,12 @@ fn profile_prints_the_flags_that_read_it_and_clang_takes_them() {
         format!("clang-19 -fprofile-sample-use={}", afdo.display())
     );
     let flags: Vec<&str> = line.split_whitespace().skip(1).collect();
-    run_ok(
-        Command::new("clang-19")
-            .args(CFLAGS)
-            .args(&flags)
-            .arg(program_source("lz.c"))
-            .arg("-o")
-            .arg(dir.path().join("lz.fdo")),
-    );
+    Clang::new()
+        .cflags()
+        .flags(&flags)
+        .program("lz.c")
+        .out(dir.path().join("lz.fdo"))
+        .run();
 
     let prefix = dir.path().join("lz");
     let (line, j) = profile("propeller", &prefix);
@@ -131,14 +129,12 @@ fn profile_prints_the_flags_that_read_it_and_clang_takes_them() {
         "{line}"
     );
     let flags: Vec<&str> = line.split_whitespace().skip(1).collect();
-    run_ok(
-        Command::new("clang-19")
-            .args(CFLAGS)
-            .args(&flags)
-            .arg(program_source("lz.c"))
-            .arg("-o")
-            .arg(dir.path().join("lz.propeller")),
-    );
+    Clang::new()
+        .cflags()
+        .flags(&flags)
+        .program("lz.c")
+        .out(dir.path().join("lz.propeller"))
+        .run();
 
     let gcov = dir.path().join("lz.gcov");
     let o = run_ok(
@@ -191,13 +187,11 @@ fn a_binary_without_discriminators_is_told_to_add_debug_info_for_profiling() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("lz");
     // The test programs' CFLAGS carry -fdebug-info-for-profiling: this build must not.
-    run_ok(
-        Command::new("clang-19")
-            .args(["-O2", "-g"])
-            .arg(program_source("lz.c"))
-            .arg("-o")
-            .arg(&bin),
-    );
+    Clang::new()
+        .flags(["-O2", "-g"])
+        .program("lz.c")
+        .out(&bin)
+        .run();
     let data = dir.path().join("lz.data");
     record_emulated(&bin, &["20000"], &data);
     let o = run_ok(

@@ -190,22 +190,20 @@ fn aarch64_sqlite3_speedtest1_matches_llvm_profgen() {
     let exe = dir.join("speedtest1-aarch64");
     if !exe.exists() {
         let tmp = dir.join(".speedtest1-aarch64.tmp");
-        run_ok(
-            Command::new("clang-19")
-                .current_dir(&dir)
-                .args(AARCH64)
-                .args(CFLAGS)
-                .args([
-                    "-DSQLITE_OMIT_LOAD_EXTENSION",
-                    "-DSQLITE_THREADSAFE=0",
-                    "-I.",
-                ])
-                .arg("-o")
-                .arg(&tmp)
-                .arg(src.join("test/speedtest1.c"))
-                .arg("sqlite3.c")
-                .arg("-lm"),
-        );
+        Clang::new()
+            .in_dir(&dir)
+            .flags(AARCH64)
+            .cflags()
+            .flags([
+                "-DSQLITE_OMIT_LOAD_EXTENSION",
+                "-DSQLITE_THREADSAFE=0",
+                "-I.",
+            ])
+            .out(&tmp)
+            .input(src.join("test/speedtest1.c"))
+            .input("sqlite3.c")
+            .flag("-lm")
+            .run();
         std::fs::rename(&tmp, &exe).unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();

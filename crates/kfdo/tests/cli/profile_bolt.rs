@@ -204,15 +204,13 @@ fn static_functions_numbered(llvm: Llvm) {
     std::fs::write(&a, TWO_FILES_MAIN).unwrap();
     std::fs::write(&b, TWO_FILES_OTHER).unwrap();
     let bin = dir.path().join("twofiles");
-    run_ok(
-        Command::new(llvm.clang())
-            .args(["-O2", "-g", "-fno-pie", "-no-pie"])
-            .args(BOLT_LDFLAGS)
-            .arg(&a)
-            .arg(&b)
-            .arg("-o")
-            .arg(&bin),
-    );
+    Clang::named(llvm.clang())
+        .flags(["-O2", "-g", "-fno-pie", "-no-pie"])
+        .flags(BOLT_LDFLAGS)
+        .input(&a)
+        .input(&b)
+        .out(&bin)
+        .run();
     let (fdata, _) = same_as_perf2bolt(llvm, dir.path(), &bin, &["3000"]);
     let text = std::fs::read_to_string(fdata).unwrap();
     assert!(

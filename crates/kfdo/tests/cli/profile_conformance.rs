@@ -187,15 +187,13 @@ fn conformance_with(
     // clang builds the program with either profile.
     for prof in [&ext, &d.join("kfdo.txt")] {
         let out = d.join("optimized");
-        run_ok(
-            Command::new(clang_for(llvm, source))
-                .args(CFLAGS)
-                .arg(format!("-fprofile-sample-use={}", prof.display()))
-                .arg("-Werror=profile-instr-unprofiled")
-                .arg("-o")
-                .arg(&out)
-                .arg(program_source(source)),
-        );
+        Clang::for_source(llvm, source)
+            .cflags()
+            .flag(format!("-fprofile-sample-use={}", prof.display()))
+            .flag("-Werror=profile-instr-unprofiled")
+            .out(&out)
+            .program(source)
+            .run();
         run_ok(Command::new(&out).args(args));
     }
     ours

@@ -89,12 +89,7 @@ fn build_id_mismatch_names_both_ids() {
 fn binary_without_debug_info() {
     let f = fixture();
     let plain = f.dir.join("lz-nodebug");
-    run_ok(
-        Command::new("clang-19")
-            .args(["-O2", "-o"])
-            .arg(&plain)
-            .arg(program_source("lz.c")),
-    );
+    Clang::new().flag("-O2").out(&plain).program("lz.c").run();
     let e = fails(&plain, &["--perf-data", f.data.to_str().unwrap()], &[]);
     assert!(
         e.contains("lz-nodebug") && e.contains("debug info") && e.contains("-g"),

@@ -100,16 +100,14 @@ fn relink(llvm: Llvm, dir: &Path, source: &str, prefix: &Path, name: &str) -> Pa
     let (cc, ld) = paths(prefix);
     let src = program_source(source);
     let out_bin = dir.join(name);
-    let out = run_ok(
-        Command::new(clang_for(llvm, source))
-            .args(CFLAGS)
-            .args(MAP)
-            .arg(format!("-fbasic-block-sections=list={}", cc.display()))
-            .arg(format!("-Wl,--symbol-ordering-file={}", ld.display()))
-            .arg("-o")
-            .arg(&out_bin)
-            .arg(&src),
-    );
+    let out = Clang::for_source(llvm, source)
+        .cflags()
+        .flags(MAP)
+        .flag(format!("-fbasic-block-sections=list={}", cc.display()))
+        .flag(format!("-Wl,--symbol-ordering-file={}", ld.display()))
+        .out(&out_bin)
+        .input(&src)
+        .run();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.trim().is_empty(),

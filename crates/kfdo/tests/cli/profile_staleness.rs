@@ -7,7 +7,6 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 
@@ -73,13 +72,7 @@ fn build_c(dir: &Path, name: &str, src: &str) -> PathBuf {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
     let bin = dir.join(name);
-    run_ok(
-        Command::new("clang-19")
-            .args(CFLAGS)
-            .arg("-o")
-            .arg(&bin)
-            .arg(&c),
-    );
+    Clang::new().cflags().out(&bin).input(&c).run();
     bin
 }
 
@@ -199,12 +192,12 @@ int main(int argc, char **argv) {
 fn build_in(dir: &Path, src: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("prog.c"), src).unwrap();
-    run_ok(
-        Command::new("clang-19")
-            .args(CFLAGS)
-            .args(["-o", "prog", "prog.c"])
-            .current_dir(dir),
-    );
+    Clang::new()
+        .cflags()
+        .out("prog")
+        .input("prog.c")
+        .in_dir(dir)
+        .run();
     dir.join("prog")
 }
 

@@ -3,6 +3,7 @@
 //! emulation, Ctrl-C, a full disk): a clear error, and a perf.data that is complete and
 //! valid, or absent.
 
+use crate::common::Clang;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -14,13 +15,7 @@ fn build(dir: &Path, name: &str, src: &str) -> PathBuf {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).unwrap();
     let out = dir.join(name);
-    let st = Command::new("clang-19")
-        .args(["-O1", "-g", "-o"])
-        .arg(&out)
-        .arg(&c)
-        .status()
-        .expect("clang-19 (scripts/install-deps.sh)");
-    assert!(st.success());
+    Clang::new().flags(["-O1", "-g"]).out(&out).input(&c).run();
     out
 }
 

@@ -7,7 +7,7 @@ use kfdo_elf::Arch;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The architectures the plugin classifies branches for (`plugin/classify*.rs`).
+/// The architectures the plugin classifies branches for (`crates/qemu-plugin/src/classify*.rs`).
 pub(crate) fn supported(arch: Arch) -> bool {
     matches!(arch, Arch::X86_64 | Arch::Aarch64)
 }

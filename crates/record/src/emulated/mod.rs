@@ -22,7 +22,7 @@ mod program_file;
 pub(crate) mod recording;
 pub mod stream;
 /// The capture stream's format, shared with the plugin (one definition for both sides).
-#[path = "../../plugin/stream_format.rs"]
+#[path = "../../../qemu-plugin/src/stream_format.rs"]
 pub mod stream_format;
 pub mod system;
 pub mod user;

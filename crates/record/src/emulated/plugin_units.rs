@@ -11,23 +11,23 @@
 // The library uses none of these outside the tests.
 #![allow(dead_code)]
 
-#[path = "../../plugin/cache_model.rs"]
+#[path = "../../../qemu-plugin/src/cache_model.rs"]
 mod cache_model;
-#[path = "../../plugin/classify.rs"]
+#[path = "../../../qemu-plugin/src/classify.rs"]
 mod classify;
-#[path = "../../plugin/classify_a64.rs"]
+#[path = "../../../qemu-plugin/src/classify_a64.rs"]
 mod classify_a64;
-#[path = "../../plugin/config.rs"]
+#[path = "../../../qemu-plugin/src/config.rs"]
 mod config;
-#[path = "../../plugin/filter.rs"]
+#[path = "../../../qemu-plugin/src/filter.rs"]
 mod filter;
-#[path = "../../plugin/proc_maps.rs"]
+#[path = "../../../qemu-plugin/src/proc_maps.rs"]
 mod proc_maps;
-#[path = "../../plugin/ring.rs"]
+#[path = "../../../qemu-plugin/src/ring.rs"]
 mod ring;
-#[path = "../../plugin/stream_encode.rs"]
+#[path = "../../../qemu-plugin/src/stream_encode.rs"]
 mod stream_encode;
-#[path = "../../plugin/word.rs"]
+#[path = "../../../qemu-plugin/src/word.rs"]
 mod word;
 
 use super::stream_format;

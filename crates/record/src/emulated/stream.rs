@@ -1,6 +1,6 @@
 //! The reader of the capture stream the plugin writes. The format (magic, header, record
-//! types and layouts, flags) is defined once, in `plugin/stream_format.rs`, which the
-//! plugin and this library both compile ([`super::stream_format`]).
+//! types and layouts, flags) is defined once, in `crates/qemu-plugin/src/stream_format.rs`,
+//! which the plugin and this library both compile ([`super::stream_format`]).
 
 use super::maps::Map;
 use super::stream_format::*;

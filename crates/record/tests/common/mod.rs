@@ -42,15 +42,16 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// The stdout of `cmd`, which must succeed (testkit's check, naming the command).
-pub fn run_ok(cmd: &mut Command) -> String {
+/// The stdout of `cmd`, which must succeed (testkit's `run_stdout`, naming the command;
+/// not `run_ok`, which is testkit's and returns the whole output).
+pub fn stdout_of(cmd: &mut Command) -> String {
     let what = format!("{cmd:?}");
     kfdo_testkit::run_stdout(cmd, &what)
 }
 
 /// The address range of a function symbol (llvm-nm-19).
 pub fn symbol_range(exe: &Path, name: &str) -> (u64, u64) {
-    let out = run_ok(Command::new("llvm-nm-19").arg("-S").arg(exe));
+    let out = stdout_of(Command::new("llvm-nm-19").arg("-S").arg(exe));
     for line in out.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() == 4 && f[3] == name {

@@ -1,27 +1,38 @@
 //! Keeps a crate's modules in the layers its docs describe, so an import cycle
-//! cannot creep back in: each crate lists its modules bottom layer first, and a
-//! test checks every `crate::` / `super::` path of every file under `src/`
-//! against the list. A module may use modules in lower layers only; modules in
-//! one layer are independent of each other.
+//! cannot creep back in: each crate lists its modules bottom layer first in the
+//! `# Layers` section of its crate doc, and its `layering` test checks every
+//! `crate::` / `super::` path of every file under `src/` against that list. A module
+//! may use modules in lower layers only; modules in one layer are independent of each
+//! other.
 //!
 //! [`check`] checks the crate's top-level modules; [`check_folder`] checks the
 //! modules inside one folder (`src/propeller/layout/*.rs`) against each other, as
 //! sub-layers of the folder's module. The file that owns a folder (`lib.rs`,
 //! `mod.rs`, or `x.rs` beside `x/`) sits above the folder's layers: it declares the
-//! modules and may use all of them.
+//! modules and may use all of them. [`check_crate`] runs both over every table of a
+//! crate ([`FolderLayers`]), which `doc` reads from the crate doc (its format is
+//! described there).
+//!
+//! A crate's whole test:
 //!
 //! ```no_run
-//! # use std::path::Path;
-//! let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-//! kfdo_testkit::layering::assert_layers(&src, &[&["error"], &["parse"], &["api"]], &[]);
+//! #[test]
+//! fn modules_only_use_lower_layers() {
+//!     kfdo_testkit::layering::assert_documented_layers(env!("CARGO_MANIFEST_DIR"));
+//! }
 //! ```
 
+mod doc;
 mod lex;
 mod refs;
+mod tables;
 
 use std::path::{Path, PathBuf};
 
 use refs::{references, Reference};
+pub use tables::{
+    assert_crate_layers, assert_documented_layers, check_crate, crate_doc_layers, FolderLayers,
+};
 
 /// Checks the top-level modules of the crate whose sources are `src_dir`:
 /// `layers` lists them bottom first, `unchecked` names files (relative to
@@ -98,28 +109,19 @@ pub fn check_folder(
             ));
         }
     }
+    for u in unchecked {
+        if !src_dir.join(u).is_file() {
+            problems.push(format!(
+                "`{u}` is left unchecked but src/{u} does not exist (a stale entry)"
+            ));
+        }
+    }
     problems.dedup();
     if problems.is_empty() {
         Ok(())
     } else {
         Err(problems)
     }
-}
-
-/// [`check_folder`], failing the test with every violation listed.
-pub fn assert_folder_layers(src_dir: &Path, folder: &str, layers: &[&[&str]], unchecked: &[&str]) {
-    if let Err(problems) = check_folder(src_dir, folder, layers, unchecked) {
-        panic!(
-            "imports that break the layering (the layers are listed in the crate's lib.rs \
-             doc; a module may use lower layers only):\n  {}",
-            problems.join("\n  ")
-        );
-    }
-}
-
-/// [`check`], failing the test with every violation listed.
-pub fn assert_layers(src_dir: &Path, layers: &[&[&str]], unchecked: &[&str]) {
-    assert_folder_layers(src_dir, "", layers, unchecked)
 }
 
 /// The modules `text` declares with a `#[path = ...]` attribute (their file is not in

@@ -2,6 +2,7 @@
 //! with clang-19, running kfdo and the reference tools, comparing profiles.
 #![allow(dead_code)]
 
+pub mod clang;
 pub mod collect;
 pub mod kernel;
 
@@ -33,6 +34,7 @@ pub fn kfdo() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kfdo"))
 }
 
+pub use clang::{build, build_with, Clang};
 pub use kfdo_testkit::{ok, run_ok};
 
 /// The start of each test that takes the machine for many minutes (a kernel built or
@@ -133,36 +135,6 @@ pub fn profile_perf_data(bin: &Path, data: &Path, out: &Path, format: &str) {
             .arg("-o")
             .arg(out),
     );
-}
-
-/// Compile `source` (C or C++ by extension) with clang-19 into `dir`.
-pub fn build(source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
-    build_with(Llvm::DEFAULT, source, dir, extra)
-}
-
-/// The clang of `llvm` that compiles `source` (C or C++ by extension).
-pub fn clang_for(llvm: Llvm, source: &str) -> String {
-    if source.ends_with(".cpp") {
-        llvm.clangxx()
-    } else {
-        llvm.clang()
-    }
-}
-
-/// Compile `source` with `llvm`'s clang into `dir`.
-pub fn build_with(llvm: Llvm, source: &str, dir: &Path, extra: &[&str]) -> PathBuf {
-    let src = program_source(source);
-    let stem = Path::new(source).file_stem().unwrap().to_str().unwrap();
-    let out = dir.join(stem);
-    run_ok(
-        Command::new(clang_for(llvm, source))
-            .args(CFLAGS)
-            .args(extra)
-            .arg("-o")
-            .arg(&out)
-            .arg(&src),
-    );
-    out
 }
 
 /// Parse an LLVM text profile.

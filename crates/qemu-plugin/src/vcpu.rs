@@ -7,10 +7,10 @@
 
 use super::cache_model::{Itlb, Lru};
 use super::config::{cfg, Guest};
-use super::stream_format::{kernel_text_range, Counts};
 use super::libc_api;
 use super::ring::Ring;
 use super::stream_encode;
+use super::stream_format::{kernel_text_range, Counts};
 use super::stream_write::{flush, new_buffer};
 use super::word::THREAD_START;
 use std::ffi::c_uint;

@@ -2,6 +2,8 @@
 //!
 //! Built by `crates/record/build.rs` as a standalone `cdylib` with plain `rustc` (no crates),
 //! embedded in the `kfdo-record` library and written to a temporary file at record time.
+//! This crate is also a workspace member, so that `cargo fmt` and clippy cover it (see its
+//! Cargo.toml).
 //! It is loaded by QEMU 7.2 (`-plugin lib.so,key=value,...`, plugin API version 1): the part
 //! of `qemu-plugin.h` it uses is declared in `qemu_api.rs`.
 //!
@@ -55,7 +57,7 @@
 //!
 //! The plain-logic modules (classify, word, filter, ring, cache_model, config,
 //! proc_maps, stream_format, stream_encode) hold their unit tests; the library compiles these same
-//! files into its own tests (`src/emulated/plugin_units.rs`), so `cargo test` runs them.
+//! files into its own tests (`crates/record/src/emulated/plugin_units.rs`), so `cargo test` runs them.
 //! They name their siblings as `super::x`, which means the same in both places.
 
 #![deny(unsafe_op_in_unsafe_fn)]

@@ -1,5 +1,5 @@
 //! The capture stream's format, defined once: the plugin writes it (`stream_encode.rs`)
-//! and the library reads it (`src/emulated/stream.rs`; `src/emulated/mod.rs` compiles this
+//! and kfdo-record reads it (`src/emulated/stream.rs`; `src/emulated/mod.rs` compiles this
 //! same file with `#[path]`). Plain `std` only, so that it builds in both crates.
 //!
 //! Layout, little-endian: the header (`MAGIC`, then the fields of [`Header`];
