@@ -231,3 +231,40 @@ fn kfdo_beside_this_test() -> Option<PathBuf> {
     )
     .then_some(kfdo)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writer_excludes_everyone_and_readers_share() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("kernel-recipe-test");
+        let writing = lock_recipe_out(&out);
+        assert!(tmp.path().join("kernel-recipe-test.lock").is_file());
+        assert!(open_lock(&out).try_lock_shared().is_err());
+        drop(writing);
+
+        let _reading = share_recipe_out(&out);
+        assert!(open_lock(&out).try_lock_shared().is_ok());
+        assert!(open_lock(&out).try_lock().is_err());
+    }
+
+    #[test]
+    fn the_baseline_is_there_only_with_its_three_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        let files = baseline_files(out);
+        for (i, f) in files.iter().enumerate() {
+            assert!(!baseline_complete(out), "complete with {i} of the files");
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "x").unwrap();
+        }
+        assert!(baseline_complete(out));
+        let held = hold_baseline(out);
+        assert_eq!(
+            [held.bzimage, held.vmlinux, held.initrd],
+            baseline_files(out)
+        );
+    }
+}
