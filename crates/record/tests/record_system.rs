@@ -1,21 +1,26 @@
 //! `record_system` through the library: filters (kernel / user / all), `nokaslr`, and a
-//! wrong vmlinux. Uses the kernel that `scripts/kernel-build.sh` caches in
-//! `${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`; on a developer's machine skipped (with
-//! a message) when it is not there, in CI built (kfdo-testkit's `test_kernel`).
+//! wrong vmlinux. Boots the kernel-recipe test's x86-64 baseline with its workload
+//! initramfs (`kfdo_testkit::kernel::recipe_baseline`: on a developer's machine skipped,
+//! with a message, unless the kernel-recipe test's directory is there; in CI built with
+//! the `kfdo` binary of this target directory when missing).
 
 use kfdo_record::{record_system, Filter, KernelElf, SystemConfig};
-use std::path::PathBuf;
+use kfdo_testkit::kernel::RecipeBaseline;
 
-/// The cached test kernel (kfdo-testkit: built in CI, skipped elsewhere without a cache).
-fn cache() -> Option<PathBuf> {
-    kfdo_testkit::test_kernel()
+/// The kernel-recipe test's baseline (built in CI, skipped elsewhere without it).
+fn cache() -> Option<RecipeBaseline> {
+    kfdo_testkit::kernel::recipe_baseline(None)
 }
 
-fn config(dir: &std::path::Path, out: &std::path::Path, filter: Filter) -> SystemConfig {
-    let mut c = SystemConfig::new(dir.join("bzImage"), out);
-    c.initrd = Some(dir.join("initramfs.cpio.gz"));
-    c.vmlinux = Some(dir.join("vmlinux"));
-    c.append = Some("kfdo.rounds=20".into());
+/// The workloads of a boot: pipes, file I/O, system calls and fork / exec, in user space
+/// and in the kernel.
+const RUN: &str = "kfdo.run=pipe:320,file:20,syscall:640,fork_exec:5";
+
+fn config(k: &RecipeBaseline, out: &std::path::Path, filter: Filter) -> SystemConfig {
+    let mut c = SystemConfig::new(k.bzimage.clone(), out);
+    c.initrd = Some(k.initrd.clone());
+    c.vmlinux = Some(k.vmlinux.clone());
+    c.append = Some(RUN.into());
     c.period = 1009;
     c.filter = filter;
     c.timeout_s = 120;
@@ -50,14 +55,14 @@ fn addresses(data: &std::path::Path) -> (usize, usize, String) {
 
 #[test]
 fn filters_and_kaslr() {
-    let Some(dir) = cache() else { return };
+    let Some(kernel) = cache() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let link = KernelElf::read(&dir.join("vmlinux")).unwrap();
+    let link = KernelElf::read(&kernel.vmlinux).unwrap();
 
     // Kernel only, KASLR off: _text is the link-time one.
     let out = tmp.path().join("k.data");
-    let mut c = config(&dir, &out, Filter::Kernel);
-    c.append = Some("kfdo.rounds=20 nokaslr".into());
+    let mut c = config(&kernel, &out, Filter::Kernel);
+    c.append = Some(format!("{RUN} nokaslr"));
     let r = record_system(&c).unwrap();
     assert!(r.samples > 100, "{r:?}");
     assert_eq!(r.kernel_text, Some(link.text));
@@ -71,7 +76,7 @@ fn filters_and_kaslr() {
 
     // User only: no kernel addresses and no kernel mapping.
     let out = tmp.path().join("u.data");
-    let r = record_system(&config(&dir, &out, Filter::User)).unwrap();
+    let r = record_system(&config(&kernel, &out, Filter::User)).unwrap();
     assert!(r.samples > 10, "{r:?}");
     assert_eq!(r.kernel_text, None);
     let (k, u, _) = addresses(&out);
@@ -79,7 +84,7 @@ fn filters_and_kaslr() {
 
     // Both.
     let out = tmp.path().join("a.data");
-    let r = record_system(&config(&dir, &out, Filter::All)).unwrap();
+    let r = record_system(&config(&kernel, &out, Filter::All)).unwrap();
     let (k, u, _) = addresses(&out);
     assert!(k > 0 && u > 0, "all: {k} kernel, {u} user addresses");
     assert_eq!(r.kaslr_offset.unwrap() % (2 << 20), 0);
@@ -87,12 +92,13 @@ fn filters_and_kaslr() {
 
 #[test]
 fn wrong_vmlinux_is_refused() {
-    let Some(dir) = cache() else { return };
+    let Some(k) = cache() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("w.data");
-    let mut c = config(&dir, &out, Filter::Kernel);
-    // The workload is an ELF with no _text: refused before booting.
-    c.vmlinux = Some(dir.join("workload"));
+    let mut c = config(&k, &out, Filter::Kernel);
+    // This test program is an ELF with no _text: refused before booting. (Through
+    // /proc/self/exe: the running program, also when its file was rebuilt meanwhile.)
+    c.vmlinux = Some("/proc/self/exe".into());
     let e = record_system(&c).unwrap_err().to_string();
     assert!(e.contains("_text"), "{e}");
     assert!(!out.exists());
@@ -102,10 +108,10 @@ fn wrong_vmlinux_is_refused() {
 /// counting and gcov boots) may end with none; one that wants them may not.
 #[test]
 fn a_boot_without_samples_is_an_error_only_when_samples_were_wanted() {
-    let Some(dir) = cache() else { return };
+    let Some(k) = cache() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("none.data");
-    let mut c = config(&dir, &out, Filter::Kernel);
+    let mut c = config(&k, &out, Filter::Kernel);
     c.period = 1 << 62;
     c.depth = 1;
     let e = record_system(&c).unwrap_err().to_string();

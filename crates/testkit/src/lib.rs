@@ -11,7 +11,7 @@
 //! Cargo hides a passing test's stderr, so each skip is also appended to the file named
 //! by `KFDO_SKIP_LOG` (one line: the test binary and name, a tab, the reason), which
 //! `scripts/test.sh` prints at the end of the run. A quick run (`KFDO_QUICK=1`, set by
-//! `scripts/test.sh --quick`) leaves out the long tests ([`long_test`], the test kernel)
+//! `scripts/test.sh --quick`) leaves out the long tests ([`long_test`], the test kernels)
 //! the same way, so its summary lists them.
 //!
 //! ```no_run
@@ -21,10 +21,14 @@
 //! ```
 //!
 //! [`layering`] is the crate-internal layer check every kfdo crate runs as a test;
-//! [`seaweedfs`] starts a real S3 store for a test.
+//! [`seaweedfs`] starts a real S3 store for a test; [`kernel`] finds, or builds, the
+//! kernels the tests boot.
 
+pub mod kernel;
 pub mod layering;
 pub mod seaweedfs;
+
+pub use kernel::kernel_recipe_out;
 
 use std::borrow::Borrow;
 use std::io::Write;
@@ -277,88 +281,6 @@ fn success(out: &Output, what: &str) -> Result<(), String> {
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     ))
-}
-
-/// The small test kernel that `scripts/kernel-build.sh` caches in
-/// `${KFDO_KERNEL_CACHE:-~/.cache/kfdo/kernel}` (bzImage, vmlinux, initramfs.cpio.gz).
-///
-/// Building it takes minutes, so on a developer's machine a test without a cached kernel
-/// is skipped unless `KFDO_KERNEL_TESTS=1`; where tests must run ([`required`]) it is
-/// built. When there is a cache, the script runs first anyway: it rebuilds only what
-/// changed (under a second when nothing did).
-pub fn test_kernel() -> Option<PathBuf> {
-    let dir = match std::env::var_os("KFDO_KERNEL_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/kfdo/kernel")
-        }
-    };
-    let cached = ["bzImage", "vmlinux", "initramfs.cpio.gz"]
-        .iter()
-        .all(|f| dir.join(f).is_file());
-    if !long_test("builds and boots the test kernel") {
-        return None;
-    }
-    let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
-    if !cached && !asked && !required() {
-        skip(&format!(
-            "no cached test kernel in {} (build it with scripts/kernel-build.sh, or \
-             set KFDO_KERNEL_TESTS=1 to build it from the test: minutes on 2 cores)",
-            dir.display()
-        ));
-        return None;
-    }
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/kernel-build.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .env("KFDO_KERNEL_CACHE", &dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(
-        out.status.success(),
-        "{} failed ({}):\n{}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let printed = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert_eq!(
-        std::path::Path::new(&printed),
-        dir,
-        "kernel-build.sh printed another cache directory"
-    );
-    Some(dir)
-}
-
-/// Where the kernel-recipe test (`kfdo optimize` on a real kernel) keeps its output:
-/// `${KFDO_KERNEL_RECIPE_CACHE:-~/.cache/kfdo/kernel-recipe-test}`, outside the checkout,
-/// so that its kernel builds (tens of minutes on 2 cores) are reused by later runs whose
-/// inputs (source, config, compiler, profile) are unchanged; every other step (boots,
-/// recordings, profiles, judging, packages) is redone whenever kfdo changed.
-///
-/// Like [`test_kernel`]: on a developer's machine the test is skipped unless the directory
-/// exists or `KFDO_KERNEL_TESTS=1`; where tests must run ([`required`]) it runs.
-pub fn kernel_recipe_out() -> Option<PathBuf> {
-    let dir = match std::env::var_os("KFDO_KERNEL_RECIPE_CACHE") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-            .join(".cache/kfdo/kernel-recipe-test"),
-    };
-    if !long_test("builds kernels with kfdo optimize") {
-        return None;
-    }
-    let asked = std::env::var("KFDO_KERNEL_TESTS").is_ok_and(|v| v == "1");
-    if !dir.is_dir() && !asked && !required() {
-        skip(&format!(
-            "no kernel-recipe test directory {} (set KFDO_KERNEL_TESTS=1 to run the \
-             test, which builds two kernels: 40 minutes or more on 2 cores)",
-            dir.display()
-        ));
-        return None;
-    }
-    Some(dir)
 }
 
 #[cfg(test)]

@@ -81,7 +81,9 @@ fn an_autofdo_kernel_is_built_from_the_profile_judged_and_packaged() {
     let Some(out) = kfdo_testkit::kernel_recipe_out() else {
         return;
     };
-    let recipe = repo_root().join("testdata/kernel/autofdo-recipe");
+    // The recording tests boot this directory's baseline: not while it is rewritten.
+    let _writing = kfdo_testkit::kernel::lock_recipe_out(&out);
+    let recipe = kfdo_testkit::kernel::kernel_test_recipe();
     // Without packages first: packaging runs kbuild again in the winner's tree (binrpm-pkg
     // with its own build number), so the rerun-from-cache check comes before it.
     let optimize = |packages| run_ok(&mut optimize_cmd(&recipe, &out, packages));
@@ -419,9 +421,15 @@ fn bad_inputs(recipe: &Path, out: &Path) {
     assert!(err.contains("build-id"), "{err}");
     assert!(!out.join("wrong.afdo").exists());
 
-    // The recipe again, with one thing changed; its paths made absolute.
+    // The recipe again, with one thing changed; its paths made absolute (the checkout's,
+    // then testdata/kernel's).
     let text = std::fs::read_to_string(recipe.join("recipe.toml")).unwrap();
-    let text = text.replace("\"../../../", &format!("\"{}/", repo_root().display()));
+    let text = text
+        .replace("\"../../../", &format!("\"{}/", repo_root().display()))
+        .replace(
+            "\"../",
+            &format!("\"{}/", recipe.parent().unwrap().display()),
+        );
     let variant = |what: &str, changes: &[(&str, &str)]| {
         let mut changed = text.clone();
         for (from, to) in changes {

@@ -1,9 +1,11 @@
 //! Kernel recording end to end (issue 3, "Kernel"; the kernel conformance check of issue 2):
-//! a small x86_64 kernel built with clang-19 (`scripts/kernel-build.sh`: Debian's
-//! linux-source-6.1, tinyconfig plus a serial console, initramfs, ELF, DWARF 5, KASLR on)
-//! boots under `qemu-system-x86_64` (TCG) with an initramfs whose `/init` is
-//! `testdata/kernel/workload.c` (file I/O, pipes, fork / exec, syscalls in a loop, then power
-//! off). `kfdo record --emulated-kernel` records kernel-only emulated-LBR samples; then
+//! the kernel-recipe test's x86-64 baseline (`kfdo_testkit::kernel::recipe_baseline`:
+//! Linux 7.2 from testdata/kernel/autofdo-recipe, built with clang-19, KASLR on, a vmlinux
+//! with DWARF 5 line tables and inline records) boots under `qemu-system-x86_64` (TCG) with
+//! the recipe's workload initramfs, whose `/init` runs pipes, file I/O on tmpfs, system
+//! calls and fork / exec (`kfdo.run=`, recipes/linux/workload/README.md), then ends the
+//! run. `kfdo record --emulated-kernel` records kernel-only emulated-LBR samples of the
+//! whole boot; then
 //!
 //! - `perf script -F ip,brstack --show-mmap-events` reads the perf.data and shows the
 //!   `[kernel.kallsyms]_text` MMAP for pid -1 at the runtime (KASLR-shifted) `_text`;
@@ -11,13 +13,11 @@
 //!   `llvm-profgen-19 --kernel --binary vmlinux --perfscript <perf script> --format=text`
 //!   give equal profiles.
 //!
-//! The kernel build takes minutes: on a developer's machine these tests are skipped (with a
-//! message on stderr) unless the kernel is already cached (`${KFDO_KERNEL_CACHE:-$HOME/.cache/kfdo/kernel}`
-//! holds bzImage, vmlinux and initramfs.cpio.gz) or `KFDO_KERNEL_TESTS=1` is set; in CI
-//! (`CI=true`, `KFDO_REQUIRE_TOOLS=1`) the kernel is always built (kfdo-testkit's
-//! `test_kernel`: `scripts/kernel-build.sh`, apt-get install linux-source-6.1 if missing,
-//! then the build; its times are in docs/testing.md). Either way the script runs first;
-//! with a cache it only checks that nothing changed.
+//! The kernel is the one optimize_kernel.rs builds and caches
+//! (`kfdo_testkit::kernel_recipe_out`): whichever of the two runs first builds it (that
+//! test's own first run), so a cold run builds it once. On a developer's machine the test
+//! is skipped (with a message on stderr) unless that directory exists or
+//! `KFDO_KERNEL_TESTS=1` is set; in CI (`CI=true`, `KFDO_REQUIRE_TOOLS=1`) it always runs.
 
 use crate::common;
 
@@ -25,21 +25,16 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct Kernel {
-    bzimage: PathBuf,
-    vmlinux: PathBuf,
-    initrd: PathBuf,
+use kfdo_testkit::kernel::RecipeBaseline as Kernel;
+
+/// The kernel-recipe test's baseline (built first when missing), or None to skip.
+fn kernel() -> Option<Kernel> {
+    kfdo_testkit::kernel::recipe_baseline(Some(Path::new(env!("CARGO_BIN_EXE_kfdo"))))
 }
 
-/// The cached kernel (built or refreshed by the script; see kfdo-testkit), or None to skip.
-fn kernel() -> Option<Kernel> {
-    let dir = kfdo_testkit::test_kernel()?;
-    Some(Kernel {
-        bzimage: dir.join("bzImage"),
-        vmlinux: dir.join("vmlinux"),
-        initrd: dir.join("initramfs.cpio.gz"),
-    })
-}
+/// The workloads of a recording: pipes (the hot kernel paths the profile must hold),
+/// file I/O, system calls and fork / exec.
+const RUN: &str = "kfdo.run=pipe:1600,file:100,syscall:3200,fork_exec:25";
 
 struct Recorded {
     _tmp: tempfile::TempDir,
@@ -64,7 +59,7 @@ fn record(k: &Kernel, period: u64, extra: &[&str]) -> Recorded {
             .arg(&k.initrd)
             .arg("--vmlinux")
             .arg(&k.vmlinux)
-            .args(["--append", "kfdo.rounds=100"])
+            .args(["--append", RUN])
             .args(extra)
             .arg("-o")
             .arg(&data),
@@ -78,7 +73,7 @@ fn record(k: &Kernel, period: u64, extra: &[&str]) -> Recorded {
     // With --json the guest's serial console passes through on stderr (the workload's
     // last line among it), and stdout is the JSON alone.
     assert!(
-        stderr.contains("kfdo-workload: done 100 rounds"),
+        stderr.contains("kfdo-workload: done"),
         "the workload did not finish:\n{stderr}"
     );
     let json: serde_json::Value =
@@ -207,8 +202,9 @@ fn kernel_samples_equal_llvm_profgen() {
             diff(&ours, &reference)
         );
     }
-    // Hot kernel paths of the workload are there.
-    for f in ["pipe_write", "pipe_read"] {
+    // Hot kernel paths of the workload are there: a pipe's write and read (named
+    // anon_pipe_write and anon_pipe_read since Linux 6.15).
+    for f in ["anon_pipe_write", "anon_pipe_read"] {
         assert!(ours.functions.contains_key(f), "{f} not in the profile");
     }
 }
