@@ -144,7 +144,12 @@ fn conformance_with(
         &d.join("ref.raw"),
         &["--skip-symbolization"],
     );
-    kfdo_profile(&r, &["--perf-data", data], &d.join("kfdo.raw"), &["--raw"]);
+    kfdo_profile(
+        &r,
+        &["--perf-data", data],
+        &d.join("kfdo.raw"),
+        &["--unsymbolized"],
+    );
     assert_eq!(
         std::fs::read_to_string(d.join("kfdo.raw")).unwrap(),
         std::fs::read_to_string(d.join("ref.raw")).unwrap(),
@@ -153,7 +158,7 @@ fn conformance_with(
     // ... and a profile made from it equals the direct one.
     kfdo_profile(
         &r,
-        &["--raw-in", d.join("ref.raw").to_str().unwrap()],
+        &["--unsymbolized-in", d.join("ref.raw").to_str().unwrap()],
         &d.join("from-raw.txt"),
         &["--format", "text"],
     );
@@ -409,19 +414,23 @@ fn raw_profiles_merge_exactly() {
         &a,
         &["--perf-data", a.data.to_str().unwrap()],
         &ra,
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
         &["--perf-data", b_data.to_str().unwrap()],
         &rb,
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
-        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &[
+            "--unsymbolized-in",
+            ra.to_str().unwrap(),
+            rb.to_str().unwrap(),
+        ],
         &d.join("ab.raw"),
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
@@ -431,7 +440,7 @@ fn raw_profiles_merge_exactly() {
             b_data.to_str().unwrap(),
         ],
         &d.join("both.raw"),
-        &["--raw"],
+        &["--unsymbolized"],
     );
     assert_eq!(
         std::fs::read(d.join("ab.raw")).unwrap(),
@@ -447,7 +456,11 @@ fn raw_profiles_merge_exactly() {
 
     kfdo_profile(
         &a,
-        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &[
+            "--unsymbolized-in",
+            ra.to_str().unwrap(),
+            rb.to_str().unwrap(),
+        ],
         &d.join("ab.txt"),
         &["--format", "text"],
     );
@@ -462,4 +475,33 @@ fn raw_profiles_merge_exactly() {
         &["--format", "text"],
     );
     assert_eq!(read_text(&d.join("ab.txt")), read_text(&d.join("both.txt")));
+
+    // The old spellings (`--raw`, `--raw-in`) still work, write the same file, and
+    // say once each what replaces them.
+    let old = d.join("old.raw");
+    let o = run_ok(
+        kfdo()
+            .arg("profile")
+            .arg("--binary")
+            .arg(&a.bin)
+            .args(["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()])
+            .arg("-o")
+            .arg(&old)
+            .arg("--raw"),
+    );
+    assert_eq!(
+        std::fs::read(&old).unwrap(),
+        std::fs::read(d.join("ab.raw")).unwrap()
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    for (was, is) in [
+        ("--raw", "--unsymbolized"),
+        ("--raw-in", "--unsymbolized-in"),
+    ] {
+        let note = format!("kfdo: note: `{was}` is deprecated; use `{is}`");
+        assert_eq!(err.matches(&note).count(), 1, "{err}");
+    }
+    // The next step names the new spelling.
+    assert!(err.contains("--unsymbolized-in"), "{err}");
+    assert!(!err.contains("--raw-in "), "{err}");
 }
