@@ -14,6 +14,8 @@ use crate::raw_out::RawOutOutcome;
 use crate::request::{Output, OutputFormat, ProfileRequest, RawOut};
 
 /// What [`convert`] wrote.
+// One per conversion: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Converted {
     Profile(ProfileOutcome),
@@ -116,6 +118,8 @@ pub fn write_raw_parquet(
 }
 
 /// A profile format's writer, made before any input is read.
+// One per conversion: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Writer<'b> {
     /// LLVM's or GCC's sample profile; the symbolizer is made first, so a binary that
     /// cannot be symbolized fails before a long read.

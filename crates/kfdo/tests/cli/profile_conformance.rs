@@ -475,33 +475,4 @@ fn raw_profiles_merge_exactly() {
         &["--format", "text"],
     );
     assert_eq!(read_text(&d.join("ab.txt")), read_text(&d.join("both.txt")));
-
-    // The old spellings (`--raw`, `--raw-in`) still work, write the same file, and
-    // say once each what replaces them.
-    let old = d.join("old.raw");
-    let o = run_ok(
-        kfdo()
-            .arg("profile")
-            .arg("--binary")
-            .arg(&a.bin)
-            .args(["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()])
-            .arg("-o")
-            .arg(&old)
-            .arg("--raw"),
-    );
-    assert_eq!(
-        std::fs::read(&old).unwrap(),
-        std::fs::read(d.join("ab.raw")).unwrap()
-    );
-    let err = String::from_utf8_lossy(&o.stderr);
-    for (was, is) in [
-        ("--raw", "--unsymbolized"),
-        ("--raw-in", "--unsymbolized-in"),
-    ] {
-        let note = format!("kfdo: note: `{was}` is deprecated; use `{is}`");
-        assert_eq!(err.matches(&note).count(), 1, "{err}");
-    }
-    // The next step names the new spelling.
-    assert!(err.contains("--unsymbolized-in"), "{err}");
-    assert!(!err.contains("--raw-in "), "{err}");
 }
