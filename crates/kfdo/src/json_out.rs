@@ -137,6 +137,14 @@ pub fn print_summary(summary: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A library's outcome with the next step the command adds to it, as one document.
+#[derive(serde::Serialize)]
+pub struct WithNext<'a, T: serde::Serialize> {
+    #[serde(flatten)]
+    pub outcome: &'a T,
+    pub next: &'a str,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

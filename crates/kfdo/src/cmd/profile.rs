@@ -294,9 +294,10 @@ fn finish(
         ));
     }
     if a.json {
-        let mut j = serde_json::to_value(summary)?;
-        j["next"] = serde_json::Value::String(next);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&crate::json_out::WithNext {
+            outcome: summary,
+            next: &next,
+        })?;
     }
     Ok(0)
 }
@@ -381,9 +382,10 @@ fn print_raw_out(a: &Args, o: &kfdo_convert::RawOutOutcome, g: &Global) -> anyho
         "kfdo profile: next: {next} (or `kfdo merge-raw` with other hosts' files)"
     ));
     if a.json {
-        let mut j = serde_json::to_value(o)?;
-        j["next"] = serde_json::Value::String(next);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&crate::json_out::WithNext {
+            outcome: o,
+            next: &next,
+        })?;
     }
     Ok(0)
 }
