@@ -40,7 +40,7 @@ pub struct Args {
     /// and OUT_ld_profile.txt).
     #[arg(long, short, value_name = "OUT", required_unless_present = "raw_out")]
     output: Option<PathBuf>,
-    /// Instead of a profile, write the unsymbolized counts as one host's raw Parquet file
+    /// Instead of a profile, write the branch counts as one host's raw Parquet file
     /// (for `kfdo merge-raw`): keyed by BIN's build-id, with host, time window, samples
     /// and recorder (lbr, brs, brbe, emulated; ip with --ip-only).
     #[arg(long, value_name = "FILE.parquet", conflicts_with_all = ["output", "unsymbolized", "format"])]
