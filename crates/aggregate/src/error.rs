@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AggregateError {
-    #[error("{path}:{line}: {what} (a raw profile is `N`, N lines `start-end:count`, `M`, M lines `from->to:count`, addresses in hex relative to the binary's base, as `kfdo profile --raw` or `llvm-profgen --skip-symbolization` write it)")]
+    #[error("{path}:{line}: {what} (unsymbolized counts are `N`, N lines `start-end:count`, `M`, M lines `from->to:count`, addresses in hex relative to the binary's base, as `kfdo profile --unsymbolized` or `llvm-profgen --skip-symbolization` write them)")]
     RawSyntax {
         path: PathBuf,
         line: usize,

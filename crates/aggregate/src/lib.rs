@@ -8,10 +8,10 @@
 //!   llvm-profgen applies (which ranges are impossible, what is external).
 //! - [`space`]: per-process address spaces from MMAP/FORK/COMM records, mapping
 //!   runtime addresses into the binary.
-//! - [`target`] and [`collect`]: the one place that decides which samples are
+//! - [`target`] and [`count`]: the one place that decides which samples are
 //!   the binary's (build-id, name, FORK, exec, the kernel's anchor symbols);
-//!   reading perf.data or perf script text into a raw profile in parallel, and
-//!   [`collect::for_each_sample`] for readers that want each placed sample
+//!   counting perf.data or perf script text into a raw profile in parallel, and
+//!   [`count::for_each_sample`] for readers that want each placed sample
 //!   (heat maps).
 //!
 //! # Layers
@@ -26,10 +26,15 @@
 //! 2. `raw`: the counts and their on-disk form.
 //! 3. `lbr`: one branch stack into range and branch counts.
 //! 4. `stacks`: identical stacks counted once.
-//! 5. `collect`: recordings in, a raw profile out.
+//! 5. `count`: recordings in, a raw profile out.
+//!
+//! Inside the folders, bottom first:
+//!
+//! - `count/`: `stats`, then `mappings` and `sample`, then `combine`, then `perf_data`
+//!   and `perf_script`.
 
 pub mod code;
-pub mod collect;
+pub mod count;
 pub mod error;
 pub mod lbr;
 pub mod raw;

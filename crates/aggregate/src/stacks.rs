@@ -56,7 +56,7 @@ impl StackCache {
     ) {
         self.key.clear();
         for (from, to) in entries {
-            // Outside the binary is address 0, as collect::count_sample has always
+            // Outside the binary is address 0, as count::sample::count_sample has always
             // placed it (never code, except in a relocatable file's text at 0).
             let from = code.offset_of_code(from.unwrap_or(0)).unwrap_or(NOT_CODE);
             let to = code.offset_of_code(to.unwrap_or(0)).unwrap_or(NOT_CODE);

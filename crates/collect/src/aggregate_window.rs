@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kfdo_aggregate::collect::for_each_sample;
+use kfdo_aggregate::count::for_each_sample;
 use kfdo_aggregate::target::{file_name, hex, TargetBinary};
 use kfdo_convert::{write_raw_parquet, Input, ProfileRequest, RawOut};
 use kfdo_record::hardware::Method;

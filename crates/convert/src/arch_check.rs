@@ -12,8 +12,8 @@ use crate::error::ProfileError;
 use crate::request::Input;
 
 /// Fails if a perf.data input was recorded on another architecture than `binary`'s.
-/// Inputs without the ARCH feature, perf script text and raw aggregates carry no
-/// architecture and pass.
+/// Inputs without the ARCH feature, perf script text, unsymbolized counts and raw
+/// Parquet files carry no architecture and pass.
 pub(crate) fn check_inputs(
     inputs: &[Input],
     binary: &Path,

@@ -12,40 +12,28 @@ use kfdo_afdo::Format;
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::RawProfile;
 
-use crate::collect::{collect, counted_outcome};
 use crate::error::ProfileError;
 use crate::outcome::{ModuleOutcome, ProfileOutcome};
+use crate::read::{counted_outcome, read_inputs, require_counts, Read};
 use crate::request::{OutputFormat, ProfileRequest};
 
-/// Writes the sample profile of `req.binary` (and of `req.modules`) as `format`.
-pub(crate) fn profile_autofdo(
+/// Writes the sample profile of `req.binary` (and of `req.modules`) as `format`, from
+/// the counts the read step found; `sym` was made before any input was read, so a
+/// binary that cannot be symbolized fails first.
+pub(crate) fn write_autofdo(
     req: &ProfileRequest,
     bin: &kfdo_elf::Binary,
     format: Format,
+    sym: &kfdo_elf::Symbolizer<'_>,
+    read: Read,
     on_input: &mut dyn FnMut(&Path),
     started: Instant,
 ) -> Result<ProfileOutcome, ProfileError> {
-    if !req.modules.is_empty() && !req.kernel {
-        return Err(ProfileError::Request(
-            "--module needs --kernel and a symbolized format (a raw aggregate holds one binary)"
-                .into(),
-        ));
-    }
-    // Fail before reading any input if the result could not be symbolized.
-    let sym = kfdo_elf::Symbolizer::new(bin)?;
-    let code = kfdo_elf::Code::new(bin)?;
-    let target = TargetBinary::new(bin, req.binary_name.as_deref(), req.kernel);
-    let (raw, inputs) = collect(req, bin, &target, &code, on_input)?;
-    if raw.is_empty() {
-        return Err(ProfileError::Request(format!(
-            "no samples: the inputs hold no range or branch counts for {}",
-            req.binary.display()
-        )));
-    }
-
+    let Read { code, raw, inputs } = read;
+    require_counts(req, &raw)?;
     let mut out = kfdo_outfile::AtomicOutput::create(&req.output)?;
     let mut outcome = counted_outcome(req, inputs, &raw);
-    let (mut profile, stats) = symbolize(req, &req.binary, bin, &raw, &code, &sym)?;
+    let (mut profile, stats) = symbolize(req, &req.binary, bin, &raw, &code, sym)?;
     for m in &req.modules {
         let (p, part) = module_profile(req, m, on_input)?;
         profile.merge(&p);
@@ -115,7 +103,7 @@ fn module_profile(
     let sym = kfdo_elf::Symbolizer::new(&bin)?;
     let code = kfdo_elf::Code::new(&bin)?;
     let target = TargetBinary::new(&bin, None, false);
-    let (raw, inputs) = collect(req, &bin, &target, &code, on_input)?;
+    let (raw, inputs) = read_inputs(req, &bin, &target, &code, on_input)?;
     if raw.is_empty() {
         return Err(ProfileError::Request(format!(
             "no samples: the inputs hold no range or branch counts for the module {}",

@@ -3,29 +3,39 @@
 use std::path::Path;
 use std::time::Instant;
 
-use kfdo_aggregate::collect::CollectStats;
+use kfdo_aggregate::count::CountStats;
 
 use crate::error::ProfileError;
 use crate::outcome::{BoltSummary, ProfileOutcome};
 use crate::request::{Input, ProfileRequest};
 
+/// Why BOLT's conversion takes neither `--kernel` nor `--module`.
+pub(crate) const NO_KERNEL: &str =
+    "does not take --kernel or --module (BOLT on vmlinux is experimental)";
+
+/// A request BOLT's conversion cannot do, and what it can.
+pub(crate) fn refusal(what: &str) -> ProfileError {
+    ProfileError::Request(format!(
+        "--format bolt {what}; BOLT's profile is built from perf.data recordings of one binary"
+    ))
+}
+
+/// BOLT reads perf.data on its own terms (`kfdo-layout`), not through the read step
+/// the other formats share.
 pub(crate) fn profile_bolt(
     req: &ProfileRequest,
     on_input: &mut dyn FnMut(&Path),
     started: Instant,
 ) -> Result<ProfileOutcome, ProfileError> {
-    let unsupported = |what: &str| {
-        Err(ProfileError::Request(format!(
-            "--format bolt {what}; BOLT's profile is built from perf.data recordings of one binary"
-        )))
-    };
+    let unsupported = |what: &str| Err(refusal(what));
     if req.ip_only {
         return unsupported(
             "needs branch stacks: drop --ip-only (perf2bolt -nl's basic samples are not written)",
         );
     }
-    if !req.modules.is_empty() || req.kernel {
-        return unsupported("does not take --kernel or --module (BOLT on vmlinux is experimental)");
+    // `--module` was refused with the same reason before (`profile::check_modules`).
+    if req.kernel {
+        return unsupported(NO_KERNEL);
     }
     if !req.pids.is_empty() || req.binary_name.is_some() {
         return unsupported("does not take --pid or --binary-name yet");
@@ -63,9 +73,9 @@ pub(crate) fn profile_bolt(
         format: req.format.name(),
         inputs: perf
             .iter()
-            .map(|p| CollectStats {
+            .map(|p| CountStats {
                 input: p.display().to_string(),
-                ..CollectStats::default()
+                ..CountStats::default()
             })
             .collect(),
         ranges: 0,

@@ -1,30 +1,33 @@
 //! kfdo-convert: `kfdo profile` and `kfdo show` as typed calls.
 //!
-//! A conversion reads recordings (perf.data, `perf script` text, raw aggregates) into
-//! one raw profile of the binary (`kfdo-aggregate`: which samples are the binary's,
-//! range and branch counts), then hands it to the writer of the format asked for: the
-//! raw aggregate itself, or an AutoFDO sample profile symbolized with DWARF
-//! (`kfdo-afdo`). A new profile format is a writer in its own crate and one more
-//! [`OutputFormat`] here.
+//! A conversion checks everything it can before reading (the request, the binary, the
+//! format's own options), reads the recordings (perf.data, `perf script` text,
+//! unsymbolized text, raw Parquet files) once into one raw profile of the binary
+//! (`kfdo-aggregate`: which samples are the binary's, range and branch counts), then
+//! hands it to the writer of what was asked for: the unsymbolized text, an AutoFDO
+//! sample profile symbolized with DWARF (`kfdo-afdo`), Propeller's profiles, or one
+//! host's raw Parquet file ([`Output`]). BOLT's writer reads perf.data on its own terms.
+//! A new profile format is a writer in its own file and one more [`OutputFormat`] here.
 //!
 //! # Layers
 //!
 //! Each module uses only the layers below it (the `layering` test checks every
 //! `crate::` / `super::` path against this list):
 //!
-//! 1. `request` ([`Input`], [`OutputFormat`], [`ProfileRequest`]), `error`
+//! 1. `request` ([`Input`], [`OutputFormat`], [`Output`], [`ProfileRequest`]), `error`
 //!    ([`ProfileError`]) and `show` (`kfdo show`, with [`ShowError`]): the vocabulary.
 //! 2. `outcome` ([`ProfileOutcome`] and the BOLT and Propeller summaries), `arch_check`
 //!    (recordings against the binary's architecture), `stripped` (a binary without
-//!    symbols, refused), `parquet_input` (`--from-raw`), `show_bb_addr_map`, `built_by`
-//!    (the compiler that built a binary, [`Compiler`]): what is built from the
-//!    vocabulary alone.
-//! 3. `collect` (every input of a request read into one raw profile), `gcov`
-//!    (which GCC a gcov profile is for, and why).
-//! 4. `autofdo` (LLVM text / extbinary, gcov), `raw` (the raw aggregate), `bolt`,
-//!    `propeller` and `raw_out` (`--raw-out`'s Parquet file): the formats, independent
-//!    of each other.
-//! 5. `profile`: the checks every format shares and one `match` on the format.
+//!    symbols, refused), `parquet_input` (`--from-raw`, and the IP-only mode its
+//!    recorder implies), `show_bb_addr_map`, `built_by` (the compiler that built a
+//!    binary, [`Compiler`]): what is built from the vocabulary alone.
+//! 3. `read` (the read step: every input of a request read into one raw profile),
+//!    `gcov` (which GCC a gcov profile is for, and why).
+//! 4. `autofdo` (LLVM text / extbinary, gcov), `unsymbolized` (llvm-profgen's
+//!    unsymbolized text), `bolt`, `propeller` and `raw_out` (`--raw-out`'s raw Parquet
+//!    file): the writers, independent of each other.
+//! 5. `profile`: the checks every writer shares, the read, and one `match` on the
+//!    output ([`convert`]).
 //!
 //! `lib.rs` only re-exports.
 
@@ -32,19 +35,19 @@ mod arch_check;
 mod autofdo;
 mod bolt;
 mod built_by;
-mod collect;
 mod error;
 mod gcov;
 mod outcome;
 mod parquet_input;
 mod profile;
 mod propeller;
-mod raw;
 mod raw_out;
+mod read;
 mod request;
 mod show;
 mod show_bb_addr_map;
 mod stripped;
+mod unsymbolized;
 
 pub use built_by::built_by;
 pub use error::ProfileError;
@@ -54,11 +57,10 @@ pub use kfdo_elf::Compiler;
 pub use outcome::{
     BoltSummary, GccRelease, GccSource, ModuleOutcome, ProfileOutcome, PropellerSummary,
 };
-pub use parquet_input::parquet_recorder;
-pub use profile::profile;
+pub use profile::{convert, profile, write_raw_parquet, Converted};
 pub use propeller::propeller_paths;
-pub use raw_out::{write_raw_parquet, RawOut, RawOutOutcome};
-pub use request::{Input, OutputFormat, ProfileRequest};
+pub use raw_out::RawOutOutcome;
+pub use request::{Input, Output, OutputFormat, ProfileRequest, RawOut};
 pub use show::{show, ShowError};
 pub use show_bb_addr_map::show_bb_addr_map;
 

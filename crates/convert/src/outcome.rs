@@ -2,7 +2,7 @@
 //! the format-specific parts the BOLT and Propeller writers fill in.
 
 use kfdo_afdo::builder::BuildStats;
-use kfdo_aggregate::collect::CollectStats;
+use kfdo_aggregate::count::CountStats;
 
 /// What a conversion read and wrote (`kfdo profile --json`).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -10,7 +10,7 @@ pub struct ProfileOutcome {
     pub binary: String,
     pub output: String,
     pub format: &'static str,
-    pub inputs: Vec<CollectStats>,
+    pub inputs: Vec<CountStats>,
     pub ranges: usize,
     pub branches: usize,
     pub functions: usize,
@@ -34,7 +34,7 @@ pub struct ProfileOutcome {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModuleOutcome {
     pub module: String,
-    pub inputs: Vec<CollectStats>,
+    pub inputs: Vec<CountStats>,
     pub functions: usize,
     pub total_samples: u64,
 }

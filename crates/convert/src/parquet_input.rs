@@ -4,16 +4,28 @@
 
 use std::path::Path;
 
-use kfdo_aggregate::collect::CollectStats;
+use kfdo_aggregate::count::CountStats;
 use kfdo_aggregate::RawProfile;
-use kfdo_rawfleet::schema::RowKind;
+use kfdo_rawfleet::schema::{RowKind, RECORDER_IP};
 use kfdo_rawfleet::{profile as rows, read};
 
 use crate::error::ProfileError;
-use crate::request::ProfileRequest;
+use crate::request::{Input, ProfileRequest};
+
+/// `req` with `ip_only` set when one of its raw Parquet inputs holds IP samples (the
+/// recorder `ip`): such a file converts as `--ip-only` without being told.
+pub(crate) fn with_recorded_mode(req: &ProfileRequest) -> Result<ProfileRequest, ProfileError> {
+    let mut req = req.clone();
+    for input in &req.inputs {
+        if let Input::Parquet(p) = input {
+            req.ip_only |= parquet_recorder(p)? == RECORDER_IP;
+        }
+    }
+    Ok(req)
+}
 
 /// The recorder of a raw file (its first row's), to choose IP-only symbolization.
-pub fn parquet_recorder(path: &Path) -> Result<String, ProfileError> {
+fn parquet_recorder(path: &Path) -> Result<String, ProfileError> {
     let mut r = read::open(path)?;
     let mut rows = Vec::new();
     r.next_rows(&mut rows)?;
@@ -26,7 +38,7 @@ pub(crate) fn read_parquet(
     req: &ProfileRequest,
     path: &Path,
     bin: &kfdo_elf::Binary,
-) -> Result<(RawProfile, CollectStats), ProfileError> {
+) -> Result<(RawProfile, CountStats), ProfileError> {
     let ours = rows::build_id_hex(bin);
     let base = bin.preferred_base();
     let mut raw = RawProfile::default();
@@ -71,7 +83,7 @@ pub(crate) fn read_parquet(
     }
     // The file's samples stand for the recording's in the summary.
     let samples = summary.info.samples.max(0) as u64;
-    let stats = CollectStats {
+    let stats = CountStats {
         input: path.display().to_string(),
         samples,
         samples_used: samples,

@@ -5,12 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kfdo_aggregate::target::TargetBinary;
 use kfdo_layout::propeller::{propeller_profile, LayoutParams};
 
-use crate::collect::collect;
 use crate::error::ProfileError;
 use crate::outcome::{ProfileOutcome, PropellerSummary};
+use crate::read::Read;
 use crate::request::ProfileRequest;
 
 /// The two files a prefix names.
@@ -22,27 +21,26 @@ pub fn propeller_paths(prefix: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
-pub(crate) fn profile_propeller(
-    req: &ProfileRequest,
-    bin: &kfdo_elf::Binary,
-    on_input: &mut dyn FnMut(&Path),
-    started: Instant,
-) -> Result<ProfileOutcome, ProfileError> {
+/// Before any input is read: the counts must hold branches, and the binary its map.
+pub(crate) fn check(req: &ProfileRequest, bin: &kfdo_elf::Binary) -> Result<(), ProfileError> {
     if req.ip_only {
         return Err(ProfileError::Request(
             "--format propeller needs branch stacks (LBR, or kfdo record's emulated LBR): drop --ip-only".into(),
         ));
     }
-    if !req.modules.is_empty() {
-        return Err(ProfileError::Request(
-            "--format propeller lays out one binary: give each module its own run, without --module".into(),
-        ));
-    }
     // Fail on a missing or unreadable map before reading any recording.
     kfdo_elf::BbAddrMap::read(bin)?;
-    let code = kfdo_elf::Code::new(bin)?;
-    let target = TargetBinary::new(bin, req.binary_name.as_deref(), req.kernel);
-    let (raw, inputs) = collect(req, bin, &target, &code, on_input)?;
+    Ok(())
+}
+
+/// Writes both profiles of `req.binary` from the counts the read step found.
+pub(crate) fn write_propeller(
+    req: &ProfileRequest,
+    bin: &kfdo_elf::Binary,
+    read: Read,
+    started: Instant,
+) -> Result<ProfileOutcome, ProfileError> {
+    let Read { raw, inputs, .. } = read;
     if raw.branches.is_empty() {
         return Err(ProfileError::Request(format!(
             "no branch samples: the inputs hold no taken branch of {} (was it recorded with branch stacks?)",

@@ -1,27 +1,18 @@
-//! `kfdo profile --raw-out`: the counts the converter collects as one host's raw Parquet
+//! `kfdo profile --raw-out`: the counts the read step found as one host's raw Parquet
 //! file (`kfdo-rawfleet`), keyed by the binary's build-id, with the host, window,
 //! samples and recorder. `--from-raw` reads such files back (`parquet_input`).
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kfdo_aggregate::target::TargetBinary;
 use kfdo_rawfleet::profile as rows;
 use kfdo_rawfleet::schema::{FileInfo, RECORDER_IP};
 use kfdo_rawfleet::write::{write_file, FileKind};
 
-use crate::collect::collect;
 use crate::error::ProfileError;
-use crate::request::{Input, OutputFormat, ProfileRequest};
+use crate::read::Read;
+use crate::request::{Input, ProfileRequest, RawOut};
 
-/// Where and as whom to write a host file.
-#[derive(Clone, Debug)]
-pub struct RawOut {
-    pub path: PathBuf,
-    pub host: String,
-    pub host_class: String,
-}
-
+/// What `kfdo profile --raw-out` wrote (its `--json`).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RawOutOutcome {
     pub output: String,
@@ -39,14 +30,9 @@ pub struct RawOutOutcome {
     pub seconds: f64,
 }
 
-/// `kfdo profile --raw-out`: the recordings' counts of `req.binary` as one host file.
-pub fn write_raw_parquet(
-    req: &ProfileRequest,
-    out: &RawOut,
-    on_input: &mut dyn FnMut(&Path),
-) -> Result<RawOutOutcome, ProfileError> {
-    let started = Instant::now();
-    // The window and samples come from the recordings: only perf.data carries both.
+/// Before anything is read: a host file's window and samples come from the
+/// recordings, and only perf.data carries both.
+pub(crate) fn check_inputs(req: &ProfileRequest) -> Result<(), ProfileError> {
     if let Some(other) = req.inputs.iter().find(|i| !matches!(i, Input::PerfData(_))) {
         return Err(ProfileError::Request(format!(
             "--raw-out reads --perf-data recordings only (they carry the time window and \
@@ -57,18 +43,20 @@ pub fn write_raw_parquet(
     if req.inputs.is_empty() {
         return Err(ProfileError::Request("no input: give --perf-data".into()));
     }
-    if !req.modules.is_empty() {
-        return Err(ProfileError::Request(
-            "--raw-out writes one binary's counts: drop --module (write each .ko's file in its own run)"
-                .into(),
-        ));
-    }
-    let bin = kfdo_elf::Binary::open(&req.binary)?;
-    crate::arch_check::check_inputs(&req.inputs, &req.binary, bin.arch())?;
-    crate::stripped::check_symbols(&bin, OutputFormat::Raw)?;
-    let code = kfdo_elf::Code::new(&bin)?;
-    let target = TargetBinary::new(&bin, req.binary_name.as_deref(), req.kernel);
-    let (raw, stats) = collect(req, &bin, &target, &code, on_input)?;
+    Ok(())
+}
+
+/// The counts of `req.binary` the read step found, as one host file.
+pub(crate) fn write_raw_out(
+    req: &ProfileRequest,
+    out: &RawOut,
+    bin: &kfdo_elf::Binary,
+    read: Read,
+    started: Instant,
+) -> Result<RawOutOutcome, ProfileError> {
+    let Read {
+        raw, inputs: stats, ..
+    } = read;
     let recorder = if req.ip_only {
         RECORDER_IP.to_string()
     } else {
@@ -88,8 +76,8 @@ pub fn write_raw_parquet(
     let last = stats.iter().filter_map(|s| s.last_time).max().unwrap_or(0);
     let samples: u64 = stats.iter().map(|s| s.samples_in_binary).sum();
     let info = FileInfo {
-        build_id: rows::build_id_hex(&bin),
-        binary_path: rows::recorded_path(&stats[0], &bin),
+        build_id: rows::build_id_hex(bin),
+        binary_path: rows::recorded_path(&stats[0], bin),
         host: out.host.clone(),
         host_class: out.host_class.clone(),
         recorder,

@@ -1,5 +1,11 @@
 //! The vocabulary of a conversion's request: what to read ([`Input`]), what to write
-//! ([`OutputFormat`]) and the whole [`ProfileRequest`].
+//! ([`OutputFormat`], or one host's raw Parquet file: [`Output`], [`RawOut`]) and the
+//! whole [`ProfileRequest`].
+//!
+//! Two file formats hold counts that are not symbolized, each with one name: the
+//! *unsymbolized* text (llvm-profgen's `--skip-symbolization` form: `--unsymbolized`,
+//! `--unsymbolized-in`) and the *raw* Parquet file of fleets (`--raw-out`, `--from-raw`,
+//! `kfdo merge-raw`, `kfdo raw`).
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +15,8 @@ pub enum Input {
     PerfData(PathBuf),
     /// `perf script -F ip,brstack [--show-mmap-events]` text.
     PerfScript(PathBuf),
-    /// A raw aggregate (`kfdo profile --raw`, `llvm-profgen --skip-symbolization`).
-    Raw(PathBuf),
+    /// Unsymbolized text (`kfdo profile --unsymbolized`, `llvm-profgen --skip-symbolization`).
+    Unsymbolized(PathBuf),
     /// A raw Parquet file (`kfdo profile --raw-out`, `kfdo merge-raw`) of this binary.
     Parquet(PathBuf),
 }
@@ -18,7 +24,10 @@ pub enum Input {
 impl Input {
     pub fn path(&self) -> &Path {
         match self {
-            Input::PerfData(p) | Input::PerfScript(p) | Input::Raw(p) | Input::Parquet(p) => p,
+            Input::PerfData(p)
+            | Input::PerfScript(p)
+            | Input::Unsymbolized(p)
+            | Input::Parquet(p) => p,
         }
     }
 }
@@ -30,8 +39,8 @@ pub enum OutputFormat {
     Text,
     /// LLVM AutoFDO sample profile, extensible binary (llvm-profgen's default).
     Extbinary,
-    /// The unsymbolized raw aggregate (mergeable, readable by llvm-profgen).
-    Raw,
+    /// The unsymbolized counts as text (mergeable, readable by llvm-profgen).
+    Unsymbolized,
     /// BOLT's fdata (`llvm-bolt -data=`), the records perf2bolt writes.
     Bolt,
     /// Propeller's cc and ld profiles (`OUTPUT_cc_profile.txt`, `OUTPUT_ld_profile.txt`).
@@ -45,7 +54,8 @@ impl OutputFormat {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::Extbinary => "extbinary",
-            OutputFormat::Raw => "raw",
+            // The word `--json` has always printed for it: scripts read it.
+            OutputFormat::Unsymbolized => "raw",
             OutputFormat::Bolt => "bolt",
             OutputFormat::Propeller => "propeller",
             OutputFormat::Gcov => "gcov",
@@ -93,4 +103,20 @@ impl ProfileRequest {
             gcc_version: None,
         }
     }
+}
+
+/// What a conversion writes: a profile (`ProfileRequest::format` at
+/// `ProfileRequest::output`), or the counts as one host's raw Parquet file.
+#[derive(Debug, Clone)]
+pub enum Output {
+    Profile,
+    RawParquet(RawOut),
+}
+
+/// Where and as whom to write a host's raw Parquet file.
+#[derive(Clone, Debug)]
+pub struct RawOut {
+    pub path: PathBuf,
+    pub host: String,
+    pub host_class: String,
 }

@@ -18,14 +18,14 @@ pub enum ShowError {
     Write(#[from] std::io::Error),
 }
 
-/// Writes `profile` to `out` as LLVM sample-profile text; a raw aggregate is written as
-/// it is (it is text already).
+/// Writes `profile` to `out` as LLVM sample-profile text; unsymbolized counts are written
+/// as they are (they are text already).
 pub fn show(profile: &Path, out: &mut dyn Write) -> Result<(), ShowError> {
     let data = std::fs::read(profile).map_err(|source| ShowError::Read {
         path: profile.display().to_string(),
         source,
     })?;
-    if looks_raw(&data) {
+    if looks_unsymbolized(&data) {
         out.write_all(&data)?;
     } else {
         let name = profile.display().to_string();
@@ -36,8 +36,8 @@ pub fn show(profile: &Path, out: &mut dyn Write) -> Result<(), ShowError> {
     Ok(())
 }
 
-/// A raw aggregate starts with a line holding only a decimal count.
-fn looks_raw(data: &[u8]) -> bool {
+/// Unsymbolized counts start with a line holding only a decimal count.
+fn looks_unsymbolized(data: &[u8]) -> bool {
     let first = data.split(|&b| b == b'\n').next().unwrap_or(&[]);
     !first.is_empty() && first.iter().all(|b| b.is_ascii_digit())
 }

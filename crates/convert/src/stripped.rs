@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn says_what_was_stripped_and_what_to_profile() {
-        let m = message("/b/prog", false, None, OutputFormat::Raw);
+        let m = message("/b/prog", false, None, OutputFormat::Unsymbolized);
         assert_eq!(
             m,
             "/b/prog has no symbol table (.symtab) and no DWARF: it was stripped (strip -s), so \
@@ -68,9 +68,14 @@ mod tests {
         assert!(
             m.ends_with("a sample profile needs the DWARF too: build with -g and do not strip it")
         );
-        let m = message("/b/prog", true, None, OutputFormat::Raw);
+        let m = message("/b/prog", true, None, OutputFormat::Unsymbolized);
         assert!(m.starts_with("/b/prog has no symbol table (.symtab): it was stripped"));
-        let m = message("/b/lib.so", false, Some("lib.so.debug"), OutputFormat::Raw);
+        let m = message(
+            "/b/lib.so",
+            false,
+            Some("lib.so.debug"),
+            OutputFormat::Unsymbolized,
+        );
         assert!(
             m.contains("separate debug file (.gnu_debuglink -> lib.so.debug)"),
             "{m}"

@@ -100,7 +100,7 @@ pub fn read(perf_path: &Path, binary_path: &Path, source: AddrSource) -> Result<
             points.push(Point { time_ns, addr: va });
         }
     };
-    let walked = kfdo_aggregate::collect::for_each_sample(perf_path, &target, |s, view| {
+    let walked = kfdo_aggregate::count::for_each_sample(perf_path, &target, |s, view| {
         samples_total += 1;
         let in_binary = if s.branch_stack.is_empty() {
             view.translate(s.ip).is_some()

@@ -128,6 +128,23 @@ impl JsonSink {
     }
 }
 
+/// Prints a command's `--json` summary on stdout, keys in alphabetical order at every
+/// level (through `serde_json::Value`, whose maps are sorted): the order every such
+/// summary has always printed, whatever the order of the outcome type's fields.
+pub fn print_summary(summary: &impl serde::Serialize) -> anyhow::Result<()> {
+    let value = serde_json::to_value(summary)?;
+    println!("{}", serde_json::to_string_pretty(&value)?);
+    Ok(())
+}
+
+/// A library's outcome with the next step the command adds to it, as one document.
+#[derive(serde::Serialize)]
+pub struct WithNext<'a, T: serde::Serialize> {
+    #[serde(flatten)]
+    pub outcome: &'a T,
+    pub next: &'a str,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Convert perf.data (or perf script text, or raw profiles) into an AutoFDO sample profile.
+    /// Convert perf.data (or perf script text, unsymbolized counts, raw Parquet files) into
+    /// an AutoFDO sample profile.
     Profile(cmd::profile::Args),
     /// Print any profile kfdo writes as LLVM sample-profile text.
     Show(cmd::show::Args),
@@ -88,10 +89,15 @@ fn main() {
     end_quietly_on_a_closed_pipe();
     let (args, old_json_spelling) =
         json_out::rewrite_old_json_spelling(std::env::args_os().collect());
-    let cli = Cli::parse_from(args);
+    let cli = Cli::parse_from(&args);
     let global = output::Global { quiet: cli.quiet };
     if old_json_spelling {
         global.deprecated("--json FILE", "--json-out FILE");
+    }
+    if let Command::Profile(_) = &cli.command {
+        for (old, new) in cmd::profile::old_spellings(&args[1..]) {
+            global.deprecated(old, new);
+        }
     }
     let result = match cli.command {
         Command::Profile(a) => cmd::profile::run(a, &global),

@@ -148,7 +148,7 @@ pub fn consume(w: &Written<'_>) -> String {
                 quoted(&out)
             )
         }
-        (OutputFormat::Raw, kernel) => {
+        (OutputFormat::Unsymbolized, kernel) => {
             let flags = if kernel {
                 vec!["--kernel".to_string()]
             } else {
@@ -159,7 +159,7 @@ pub fn consume(w: &Written<'_>) -> String {
             words.extend([
                 "--binary".into(),
                 word(w.binary),
-                "--raw-in".into(),
+                "--unsymbolized-in".into(),
                 out.clone(),
                 "-o".into(),
                 word(&profile_path(w.binary, w.output)),

@@ -11,7 +11,7 @@ use crate::error::RawError;
 use crate::schema::{
     Row, RowKind, EXTERNAL, RECORDER_BRBE, RECORDER_BRS, RECORDER_EMULATED, RECORDER_LBR,
 };
-use kfdo_aggregate::collect::CollectStats;
+use kfdo_aggregate::count::CountStats;
 use kfdo_aggregate::{RawProfile, EXTERNAL_ADDR};
 use std::path::Path;
 
@@ -83,7 +83,7 @@ pub fn build_id_hex(bin: &kfdo_elf::Binary) -> String {
 
 /// The `binary_path` column: the name the recording mapped the binary under (perf's
 /// `[kernel.kallsyms]_text` is `[kernel.kallsyms]`), else the binary's own path.
-pub fn recorded_path(stats: &CollectStats, bin: &kfdo_elf::Binary) -> String {
+pub fn recorded_path(stats: &CountStats, bin: &kfdo_elf::Binary) -> String {
     match &stats.mapped_as {
         Some(m) if m.starts_with("[kernel.kallsyms]") => "[kernel.kallsyms]".into(),
         Some(m) => m.clone(),

@@ -14,7 +14,7 @@ use crate::error::RawError;
 use crate::profile::rows_of;
 use crate::schema::{FileInfo, RECORDER_IP};
 use crate::write::{write_file, FileKind};
-use kfdo_aggregate::collect::for_each_sample_with;
+use kfdo_aggregate::count::for_each_sample_with;
 use kfdo_aggregate::target::TargetBinary;
 use kfdo_aggregate::{lbr, CodeMap, RawProfile};
 use rand::{Rng, SeedableRng};

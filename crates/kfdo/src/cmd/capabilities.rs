@@ -16,6 +16,41 @@ pub struct Args {
     root: Option<PathBuf>,
 }
 
+/// `kfdo capabilities --json`.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    machine: &'a Capabilities,
+    methods: Vec<MethodSummary<'a>>,
+    auto: &'static str,
+    auto_steps: &'a [String],
+    kvm: KvmSummary<'a>,
+    llvm: LlvmSummary<'a>,
+}
+
+/// Whether one recording method works here, and why not.
+#[derive(serde::Serialize)]
+struct MethodSummary<'a> {
+    method: &'static str,
+    available: bool,
+    why_not: Option<&'a String>,
+}
+
+/// Whether kernels can boot under KVM here (a vCPU ran a test guest).
+#[derive(serde::Serialize)]
+struct KvmSummary<'a> {
+    works: bool,
+    why_not: Option<&'a str>,
+    probe: &'a kfdo_record::kvm::KvmStatus,
+}
+
+/// The LLVM releases kfdo knows, the default, and those installed.
+#[derive(serde::Serialize)]
+struct LlvmSummary<'a> {
+    default: u32,
+    known: Vec<u32>,
+    installed: &'a [kfdo_toolchain::Installed],
+}
+
 pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
     let caps = match &a.root {
         Some(r) => {
@@ -42,27 +77,29 @@ pub fn run(a: Args, _g: &Global) -> anyhow::Result<i32> {
     let kvm = kfdo_record::kvm::probe(std::time::Duration::from_secs(5));
     let llvm = kfdo_toolchain::installed();
     if a.json {
-        let j = serde_json::json!({
-            "machine": &caps,
-            "methods": methods.iter().map(|(m, r)| serde_json::json!({
-                "method": m.name(),
-                "available": r.is_ok(),
-                "why_not": r.as_ref().err(),
-            })).collect::<Vec<_>>(),
-            "auto": auto.name(),
-            "auto_steps": steps,
-            "kvm": serde_json::json!({
-                "works": kvm.works(),
-                "why_not": kvm.why_not(),
-                "probe": &kvm,
-            }),
-            "llvm": {
-                "default": Llvm::DEFAULT.major,
-                "known": Llvm::KNOWN.iter().map(|l| l.major).collect::<Vec<_>>(),
-                "installed": &llvm,
+        crate::json_out::print_summary(&Summary {
+            machine: &caps,
+            methods: methods
+                .iter()
+                .map(|(m, r)| MethodSummary {
+                    method: m.name(),
+                    available: r.is_ok(),
+                    why_not: r.as_ref().err(),
+                })
+                .collect(),
+            auto: auto.name(),
+            auto_steps: &steps,
+            kvm: KvmSummary {
+                works: kvm.works(),
+                why_not: kvm.why_not(),
+                probe: &kvm,
             },
-        });
-        println!("{}", serde_json::to_string_pretty(&j)?);
+            llvm: LlvmSummary {
+                default: Llvm::DEFAULT.major,
+                known: Llvm::KNOWN.iter().map(|l| l.major).collect(),
+                installed: &llvm,
+            },
+        })?;
         return Ok(0);
     }
     println!(

@@ -58,7 +58,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         kfdo_bench::report::escape_markdown(&args.title),
         kfdo_bench::report::escape_markdown(&generated),
     );
-    let document = serde_json::json!({ "points": points, "fits": fits(&points) });
+    // Through `Value`, whose maps are sorted: the keys in the order always written.
+    let document = serde_json::to_value(Document {
+        points: &points,
+        fits: fits(&points),
+    })?;
     std::fs::create_dir_all(&args.output)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", args.output.display()))?;
     let index = args.output.join("index.html");
@@ -98,4 +102,11 @@ fn refuse_output_inside_an_input(
         }
     }
     Ok(())
+}
+
+/// The `--json` document: every point, and each counter's fit against time.
+#[derive(serde::Serialize)]
+struct Document<'a> {
+    points: &'a [Point],
+    fits: Vec<kfdo_bench::counters_vs_time::CounterFit>,
 }

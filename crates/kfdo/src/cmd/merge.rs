@@ -65,19 +65,20 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     write_profile_file(&profile, fmt, &a.output)?;
     let next = crate::next_view::merged(&a.output);
     if a.json {
-        let files: Vec<serde_json::Value> = inputs
-            .iter()
-            .map(|i| serde_json::json!({"file": i.path, "weight": i.weight}))
-            .collect();
-        let v = serde_json::json!({
-            "output": a.output,
-            "inputs": files,
-            "functions": profile.len(),
-            "total_samples": profile.total(),
-            "overflows": stats.overflows,
-            "next": next,
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::json_out::print_summary(&Summary {
+            output: &a.output,
+            inputs: inputs
+                .iter()
+                .map(|i| InputSummary {
+                    file: &i.path,
+                    weight: i.weight,
+                })
+                .collect(),
+            functions: profile.len(),
+            total_samples: profile.total(),
+            overflows: stats.overflows,
+            next: &next,
+        })?;
     }
     g.info(format!(
         "merged {} profile(s): {} functions, {} samples -> {}",
@@ -88,4 +89,22 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     ));
     g.info(format!("kfdo merge: next: {next}"));
     Ok(0)
+}
+
+/// `kfdo merge --json`.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    output: &'a std::path::Path,
+    inputs: Vec<InputSummary<'a>>,
+    functions: usize,
+    total_samples: u64,
+    overflows: u64,
+    next: &'a str,
+}
+
+/// One merged profile and its weight.
+#[derive(serde::Serialize)]
+struct InputSummary<'a> {
+    file: &'a std::path::Path,
+    weight: u64,
 }

@@ -1,14 +1,23 @@
 //! `kfdo profile`: recordings -> AutoFDO sample profile (LLVM's, or GCC's gcov format;
-//! or the raw aggregate, BOLT's fdata, Propeller's cc and ld profiles).
+//! or the unsymbolized counts, BOLT's fdata, Propeller's cc and ld profiles, one host's
+//! raw Parquet file). Options in, `kfdo_convert::convert` called, its outcome printed.
 
 use crate::counts;
 use crate::next;
 use crate::output::Global;
-use kfdo_convert::{Compiler, Input, OutputFormat, ProfileRequest};
+use kfdo_convert::{Compiler, Converted, Input, Output, OutputFormat, ProfileRequest};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// The spellings of the unsymbolized text before it had one name ("raw" named the
+/// fleet's Parquet files too): they still work, with a note naming the new one.
+const OLD_SPELLINGS: [(&str, &str); 2] = [
+    ("--raw", "--unsymbolized"),
+    ("--raw-in", "--unsymbolized-in"),
+];
+
 #[derive(clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["perf_data", "perf_script", "raw_in", "from_raw"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["perf_data", "perf_script", "unsymbolized_in", "from_raw"])))]
 pub struct Args {
     /// The profiled binary (for --kernel: the vmlinux), with DWARF debug info.
     #[arg(long, value_name = "BIN")]
@@ -19,9 +28,10 @@ pub struct Args {
     /// `perf script -F ip,brstack [--show-mmap-events]` text files.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     perf_script: Vec<PathBuf>,
-    /// Raw profiles written by `kfdo profile --raw` or `llvm-profgen --skip-symbolization`.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
-    raw_in: Vec<PathBuf>,
+    /// Unsymbolized counts written by `kfdo profile --unsymbolized` or `llvm-profgen
+    /// --skip-symbolization`.
+    #[arg(long, alias = "raw-in", value_name = "FILE", num_args = 1..)]
+    unsymbolized_in: Vec<PathBuf>,
     /// Raw Parquet files (`--raw-out`, `kfdo merge-raw`) of BIN's build-id; the recorder
     /// `ip` converts as --ip-only.
     #[arg(long, value_name = "FILE.parquet", num_args = 1..)]
@@ -30,10 +40,10 @@ pub struct Args {
     /// and OUT_ld_profile.txt).
     #[arg(long, short, value_name = "OUT", required_unless_present = "raw_out")]
     output: Option<PathBuf>,
-    /// Instead of a profile, write the unsymbolized counts as one host's raw Parquet file
+    /// Instead of a profile, write the branch counts as one host's raw Parquet file
     /// (for `kfdo merge-raw`): keyed by BIN's build-id, with host, time window, samples
     /// and recorder (lbr, brs, brbe, emulated; ip with --ip-only).
-    #[arg(long, value_name = "FILE.parquet", conflicts_with_all = ["output", "raw", "format"])]
+    #[arg(long, value_name = "FILE.parquet", conflicts_with_all = ["output", "unsymbolized", "format"])]
     raw_out: Option<PathBuf>,
     /// --raw-out: the host column (default: this machine's hostname).
     #[arg(long, value_name = "NAME", requires = "raw_out")]
@@ -51,9 +61,10 @@ pub struct Args {
     /// `gcc` on PATH). The file's version must match that compiler's.
     #[arg(long, value_name = "N")]
     gcc_version: Option<u32>,
-    /// Write the unsymbolized raw aggregate (mergeable) instead of a sample profile.
-    #[arg(long)]
-    raw: bool,
+    /// Write the unsymbolized counts (llvm-profgen's `--skip-symbolization` text,
+    /// mergeable) instead of a sample profile.
+    #[arg(long, alias = "raw")]
+    unsymbolized: bool,
     /// BIN is a vmlinux: count samples in `[kernel.kallsyms]`.
     #[arg(long)]
     kernel: bool,
@@ -92,6 +103,23 @@ enum OutFormat {
     Gcov,
 }
 
+/// The deprecation notes for the old spellings in a `kfdo profile` command line
+/// (`args` without the program name): (old, new) for each one used.
+pub fn old_spellings(args: &[OsString]) -> Vec<(&'static str, &'static str)> {
+    let mut used = Vec::new();
+    for (old, new) in OLD_SPELLINGS {
+        let given = args.iter().any(|a| {
+            a.to_str().is_some_and(|s| {
+                s == old || s.strip_prefix(old).is_some_and(|r| r.starts_with('='))
+            })
+        });
+        if given {
+            used.push((old, new));
+        }
+    }
+    used
+}
+
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     check_outputs(&a)?;
     if let Some(n) = a.threads {
@@ -101,25 +129,20 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             .build_global()
             .map_err(|e| anyhow::anyhow!("--threads {n}: {e}"))?;
     }
-    let mut ip_only = a.ip_only;
-    for p in &a.from_raw {
-        // A file of IP samples converts as --ip-only without being told.
-        ip_only |= kfdo_convert::parquet_recorder(p)? == "ip";
-    }
     let inputs: Vec<Input> = a
         .perf_data
         .iter()
         .cloned()
         .map(Input::PerfData)
         .chain(a.perf_script.iter().cloned().map(Input::PerfScript))
-        .chain(a.raw_in.iter().cloned().map(Input::Raw))
+        .chain(a.unsymbolized_in.iter().cloned().map(Input::Unsymbolized))
         .chain(a.from_raw.iter().cloned().map(Input::Parquet))
         .collect();
     let output = a.output.clone().unwrap_or_default();
     let built_by = kfdo_convert::built_by(&a.binary);
     let req = ProfileRequest {
-        format: if a.raw {
-            OutputFormat::Raw
+        format: if a.unsymbolized {
+            OutputFormat::Unsymbolized
         } else {
             match format(&a, built_by) {
                 OutFormat::Text => OutputFormat::Text,
@@ -131,21 +154,40 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         },
         gcc_version: a.gcc_version,
         kernel: a.kernel,
-        ip_only,
+        ip_only: a.ip_only,
         pids: a.pid.clone(),
         binary_name: a.binary_name.clone(),
         modules: a.module.clone(),
         ..ProfileRequest::new(&a.binary, inputs, &output)
     };
-    if let Some(path) = &a.raw_out {
-        return raw_out(&a, &req, path, g);
-    }
+    let target = match &a.raw_out {
+        Some(path) => Output::RawParquet(kfdo_convert::RawOut {
+            path: path.clone(),
+            host: host(&a)?,
+            host_class: a.host_class.clone(),
+        }),
+        None => Output::Profile,
+    };
     let spinner = g.progress(None, "reading");
-    let outcome = kfdo_convert::profile(&req, &mut |p| {
+    let converted = kfdo_convert::convert(&req, &target, &mut |p| {
         spinner.set_message(format!("reading {}", p.display()))
     });
     spinner.finish_and_clear();
-    let summary = outcome?;
+    match converted? {
+        Converted::Profile(summary) => print_profile(&a, &req, &summary, built_by, g),
+        Converted::RawParquet(o) => print_raw_out(&a, &o, g),
+    }
+}
+
+/// What a profile conversion read and wrote, its next step, and `--json`.
+fn print_profile(
+    a: &Args,
+    req: &ProfileRequest,
+    summary: &kfdo_convert::ProfileOutcome,
+    built_by: Option<Compiler>,
+    g: &Global,
+) -> anyhow::Result<i32> {
+    let output = &req.output;
     if let Some(b) = &summary.bolt {
         g.info(format!(
             "kfdo profile: {} ({} with branch stacks, {} LBR records), {} -> {} records \
@@ -163,13 +205,13 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             b.invalid_traces,
             b.long_range_traces
         ));
-        return finish(&a, &req, &summary, built_by, g);
+        return finish(a, req, summary, built_by, g);
     }
     if let Some(p) = &summary.propeller {
         g.info(format!(
             "kfdo profile: {}, {} -> {} of {} mapped functions hot, {} hot blocks, \
              {} functions split; ext-TSP score {:.0} -> {:.0} ({:+.1} %) -> {} and {} in {:.2}s",
-            recorded(&summary),
+            recorded(summary),
             counts::in_binary(summary.samples_in_binary(), &a.binary),
             p.hot_functions,
             p.mapped_functions,
@@ -189,15 +231,15 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 p.ambiguous_functions
             ));
         }
-        return finish(&a, &req, &summary, built_by, g);
+        return finish(a, req, summary, built_by, g);
     }
     g.info(format!(
         "kfdo profile: {}, {} -> {} ranges, {} branches{} -> {} ({}) in {:.2}s",
-        recorded(&summary),
+        recorded(summary),
         counts::in_binary(summary.samples_in_binary(), &a.binary),
         summary.ranges,
         summary.branches,
-        if a.raw {
+        if a.unsymbolized {
             String::new()
         } else {
             format!(", {} functions", summary.functions)
@@ -215,7 +257,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(gcc) = &summary.gcc {
         g.info(format!("  for {gcc}"));
     }
-    finish(&a, &req, &summary, built_by, g)
+    finish(a, req, summary, built_by, g)
 }
 
 /// What reads the profile (and, for a sample profile of a binary without
@@ -252,9 +294,10 @@ fn finish(
         ));
     }
     if a.json {
-        let mut j = serde_json::to_value(summary)?;
-        j["next"] = serde_json::Value::String(next);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&crate::json_out::WithNext {
+            outcome: summary,
+            next: &next,
+        })?;
     }
     Ok(0)
 }
@@ -276,7 +319,7 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
     let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
     if let Some(o) = &a.output {
         match a.format {
-            Some(OutFormat::Propeller) if !a.raw => {
+            Some(OutFormat::Propeller) if !a.unsymbolized => {
                 let (cc, ld) = kfdo_convert::propeller_paths(o);
                 outputs.extend([("-o", cc), ("-o", ld)]);
             }
@@ -293,7 +336,7 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
     let inputs: Vec<&Path> = std::iter::once(&a.binary)
         .chain(&a.perf_data)
         .chain(&a.perf_script)
-        .chain(&a.raw_in)
+        .chain(&a.unsymbolized_in)
         .chain(&a.from_raw)
         .chain(&a.module)
         .map(PathBuf::as_path)
@@ -302,25 +345,19 @@ fn check_outputs(a: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--raw-out`: one host's raw Parquet file instead of a profile.
-fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::Result<i32> {
-    let host = match &a.host {
-        Some(h) => h.clone(),
+/// `--raw-out --host`, else this machine's hostname.
+fn host(a: &Args) -> anyhow::Result<String> {
+    match &a.host {
+        Some(h) => Ok(h.clone()),
         None => this_hostname().ok_or_else(|| {
             anyhow::anyhow!("cannot tell this machine's hostname: give --host NAME")
-        })?,
-    };
-    let out = kfdo_convert::RawOut {
-        path: path.to_path_buf(),
-        host,
-        host_class: a.host_class.clone(),
-    };
-    let spinner = g.progress(None, "reading");
-    let outcome = kfdo_convert::write_raw_parquet(req, &out, &mut |p| {
-        spinner.set_message(format!("reading {}", p.display()))
-    });
-    spinner.finish_and_clear();
-    let o = outcome?;
+        }),
+    }
+}
+
+/// `--raw-out`: what one host's raw Parquet file holds, its next step, and `--json`.
+fn print_raw_out(a: &Args, o: &kfdo_convert::RawOutOutcome, g: &Global) -> anyhow::Result<i32> {
+    let path = a.raw_out.as_deref().unwrap_or(Path::new(&o.output));
     g.info(format!(
         "kfdo profile: {}, {} (build-id {}, recorder {}) on host {} -> {} rows -> {} in {:.2}s",
         counts::recorded(o.samples_recorded),
@@ -345,9 +382,10 @@ fn raw_out(a: &Args, req: &ProfileRequest, path: &Path, g: &Global) -> anyhow::R
         "kfdo profile: next: {next} (or `kfdo merge-raw` with other hosts' files)"
     ));
     if a.json {
-        let mut j = serde_json::to_value(&o)?;
-        j["next"] = serde_json::Value::String(next);
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&crate::json_out::WithNext {
+            outcome: o,
+            next: &next,
+        })?;
     }
     Ok(0)
 }
@@ -361,7 +399,52 @@ fn this_hostname() -> Option<String> {
 }
 
 /// "N samples recorded (all processes)": the recordings' samples, of every process
-/// (raw inputs hold only the binary's: then their count).
+/// (unsymbolized and raw Parquet inputs hold only the binary's: then their count).
 fn recorded(summary: &kfdo_convert::ProfileOutcome) -> String {
     counts::recorded(summary.inputs.iter().map(|s| s.samples).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::old_spellings;
+    use std::ffi::OsString;
+
+    fn found(words: &[&str]) -> Vec<(&'static str, &'static str)> {
+        let args: Vec<OsString> = words.iter().map(OsString::from).collect();
+        old_spellings(&args)
+    }
+
+    /// Each old spelling is found once, joined by `=` or not; the raw Parquet flags,
+    /// which keep their names, are not mistaken for them.
+    #[test]
+    fn old_spellings_are_found_by_their_whole_name() {
+        assert_eq!(
+            found(&["profile", "--raw", "--raw-in", "a", "b", "-o", "o"]),
+            [
+                ("--raw", "--unsymbolized"),
+                ("--raw-in", "--unsymbolized-in")
+            ]
+        );
+        assert_eq!(
+            found(&["profile", "--raw-in=a", "--raw", "-o", "o"]),
+            [
+                ("--raw", "--unsymbolized"),
+                ("--raw-in", "--unsymbolized-in")
+            ]
+        );
+        assert_eq!(
+            found(&[
+                "profile",
+                "--raw-out",
+                "h.parquet",
+                "--from-raw",
+                "m.parquet"
+            ]),
+            []
+        );
+        assert_eq!(
+            found(&["profile", "--unsymbolized", "--unsymbolized-in", "a"]),
+            []
+        );
+    }
 }

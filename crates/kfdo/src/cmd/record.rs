@@ -219,18 +219,17 @@ pub fn run(mut a: Args, g: &Global) -> anyhow::Result<i32> {
         } => {
             g.info(format!("kfdo record: next: {next}"));
             if a.json {
-                let j = serde_json::json!({
-                    "method": method.name(),
-                    "output": a.output,
-                    "exit_code": exit_code,
-                    "period": a.period,
-                    "perf_command": command
+                crate::json_out::print_summary(&HardwareSummary {
+                    method: method.name(),
+                    output: &a.output,
+                    exit_code: *exit_code,
+                    period: a.period,
+                    perf_command: command
                         .iter()
-                        .map(|w| w.to_string_lossy())
-                        .collect::<Vec<_>>(),
-                    "next": next,
-                });
-                println!("{}", serde_json::to_string_pretty(&j)?);
+                        .map(|w| w.to_string_lossy().into_owned())
+                        .collect(),
+                    next: &next,
+                })?;
             }
         }
     }
@@ -396,21 +395,20 @@ fn print_emulated(
     }
     g.info(format!("kfdo record: next: {next}"));
     if a.json {
-        let j = serde_json::json!({
-            "next": next,
-            "windows": out.windows,
-            "method": "emulated",
-            "output": out.output,
-            "exit_code": out.exit_code,
-            "signal": out.signal,
-            "samples": out.samples,
-            "period": a.period,
-            "mmaps": out.mmaps,
-            "processes": out.processes,
-            "counters": out.counters,
-            "warnings": out.warnings,
-        });
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&EmulatedSummary {
+            next,
+            windows: out.windows,
+            method: "emulated",
+            output: &out.output,
+            exit_code: out.exit_code,
+            signal: out.signal,
+            samples: out.samples,
+            period: a.period,
+            mmaps: out.mmaps,
+            processes: out.processes,
+            counters: out.counters.as_ref(),
+            warnings: &out.warnings,
+        })?;
     }
     Ok(())
 }
@@ -456,19 +454,61 @@ fn print_kernel(
     }
     g.info(format!("kfdo record: next: {next}"));
     if a.json {
-        let j = serde_json::json!({
-            "next": next,
-            "windows": out.windows,
-            "method": "emulated-kernel",
-            "output": out.output,
-            "samples": out.samples,
-            "period": a.period,
-            "kernel_text": out.kernel_text.map(|t| format!("{t:#x}")),
-            "kaslr_offset": out.kaslr_offset.map(|t| format!("{t:#x}")),
-            "counters": out.counters,
-            "warnings": out.warnings,
-        });
-        println!("{}", serde_json::to_string_pretty(&j)?);
+        crate::json_out::print_summary(&KernelSummary {
+            next,
+            windows: out.windows,
+            method: "emulated-kernel",
+            output: &out.output,
+            samples: out.samples,
+            period: a.period,
+            kernel_text: out.kernel_text.map(|t| format!("{t:#x}")),
+            kaslr_offset: out.kaslr_offset.map(|t| format!("{t:#x}")),
+            counters: out.counters.as_ref(),
+            warnings: &out.warnings,
+        })?;
     }
     Ok(())
+}
+
+/// `kfdo record --json` of a recording with `perf record`.
+#[derive(serde::Serialize)]
+struct HardwareSummary<'a> {
+    method: &'static str,
+    output: &'a Path,
+    exit_code: i32,
+    period: u64,
+    perf_command: Vec<String>,
+    next: &'a str,
+}
+
+/// `kfdo record --json` of a program recorded under emulation.
+#[derive(serde::Serialize)]
+struct EmulatedSummary<'a> {
+    next: &'a str,
+    windows: Option<usize>,
+    method: &'static str,
+    output: &'a Path,
+    exit_code: i32,
+    signal: Option<i32>,
+    samples: u64,
+    period: u64,
+    mmaps: usize,
+    processes: usize,
+    counters: Option<&'a kfdo_record::CountersFile>,
+    warnings: &'a [String],
+}
+
+/// `kfdo record --json` of a kernel recorded under emulation (addresses in hex).
+#[derive(serde::Serialize)]
+struct KernelSummary<'a> {
+    next: &'a str,
+    windows: Option<usize>,
+    method: &'static str,
+    output: &'a Path,
+    samples: u64,
+    period: u64,
+    kernel_text: Option<String>,
+    kaslr_offset: Option<String>,
+    counters: Option<&'a kfdo_record::CountersFile>,
+    warnings: &'a [String],
 }

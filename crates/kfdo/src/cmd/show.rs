@@ -8,7 +8,7 @@ use std::path::PathBuf;
 #[command(group(clap::ArgGroup::new("what").required(true).args(["profile", "bb_addr_map"])))]
 pub struct Args {
     /// A profile kfdo writes: LLVM text or extbinary (also llvm-profgen's and
-    /// llvm-profdata's), or a raw aggregate (printed as it is).
+    /// llvm-profdata's), or unsymbolized counts (printed as they are).
     profile: Option<PathBuf>,
 
     /// Print the basic-block address map (.llvm_bb_addr_map, clang's

@@ -200,8 +200,75 @@ fn record_json_stdout_is_only_the_json() {
     let j = stdout_json(&o);
     assert_eq!(j["method"], "emulated", "{j}");
     assert!(j["samples"].as_u64().unwrap() > 0, "{j}");
+    // The document as it has always printed: these keys, sorted (printing the parsed
+    // document again gives the same text).
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_eq!(text.trim_end(), serde_json::to_string_pretty(&j).unwrap());
+    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "counters",
+            "exit_code",
+            "method",
+            "mmaps",
+            "next",
+            "output",
+            "period",
+            "processes",
+            "samples",
+            "signal",
+            "warnings",
+            "windows"
+        ]
+    );
     // lz's own line ("N bytes -> M") went to stderr.
     assert!(stderr(&o).contains("bytes ->"), "{}", stderr(&o));
+}
+
+/// `kfdo profile --unsymbolized` / `--unsymbolized-in` (llvm-profgen's unsymbolized
+/// text, one name since "raw" names the fleet's Parquet files alone): the old
+/// spellings `--raw` / `--raw-in` write the same files, each with one note naming
+/// its new spelling.
+#[test]
+fn profile_unsymbolized_and_its_old_spellings() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let profile = |input: &str, file: &Path, out: &Path, extra: &[&str]| {
+        run_ok(
+            kfdo()
+                .args(["profile", "--binary"])
+                .arg(&f.bin)
+                .arg(input)
+                .arg(file)
+                .arg("-o")
+                .arg(out)
+                .args(extra),
+        )
+    };
+    let (new, old) = (dir.path().join("new.raw"), dir.path().join("old.raw"));
+    let o = profile("--perf-data", &f.data, &new, &["--unsymbolized"]);
+    assert!(!stderr(&o).contains("deprecated"), "{}", stderr(&o));
+    // The next step reads it with the new spelling.
+    assert!(stderr(&o).contains(" --unsymbolized-in "), "{}", stderr(&o));
+    let o = profile("--perf-data", &f.data, &old, &["--raw"]);
+    assert_eq!(std::fs::read(&old).unwrap(), std::fs::read(&new).unwrap());
+    let note = deprecation_note("--raw", "--unsymbolized");
+    assert_eq!(stderr(&o).matches(&note).count(), 1, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("--raw-in"), "{}", stderr(&o));
+
+    let (new_text, old_text) = (dir.path().join("new.txt"), dir.path().join("old.txt"));
+    let fmt = ["--format", "text"];
+    let o = profile("--unsymbolized-in", &new, &new_text, &fmt);
+    assert!(!stderr(&o).contains("deprecated"), "{}", stderr(&o));
+    let o = profile("--raw-in", &new, &old_text, &fmt);
+    assert_eq!(
+        std::fs::read(&old_text).unwrap(),
+        std::fs::read(&new_text).unwrap()
+    );
+    let note = deprecation_note("--raw-in", "--unsymbolized-in");
+    assert_eq!(stderr(&o).matches(&note).count(), 1, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("`--raw` "), "{}", stderr(&o));
 }
 
 #[test]

@@ -443,7 +443,7 @@ fn three_collectors_upload_and_both_mergers_make_the_hand_merged_profile() {
     profile(&lz, &["--from-raw"], &ours, "text", &from_merged);
     profile(
         &lz,
-        &["--ip-only", "--raw-in"],
+        &["--ip-only", "--unsymbolized-in"],
         &hand_raw,
         "text",
         &from_hand,

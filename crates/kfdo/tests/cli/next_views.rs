@@ -31,6 +31,25 @@ fn merge_names_the_flag_that_reads_the_merged_profile() {
     assert!(err.contains("2,400 samples"), "{err}");
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["next"].as_str(), Some(line.as_str()));
+    // The document as it has always printed: keys sorted (printing the parsed
+    // document again gives the same text), each input with its weight.
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_eq!(text.trim_end(), serde_json::to_string_pretty(&j).unwrap());
+    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "functions",
+            "inputs",
+            "next",
+            "output",
+            "overflows",
+            "total_samples"
+        ]
+    );
+    assert_eq!(j["inputs"][1]["file"].as_str(), b.to_str());
+    assert_eq!(j["inputs"][1]["weight"], 1);
+    assert_eq!(j["total_samples"], 2400);
 }
 
 #[test]

@@ -116,7 +116,7 @@ fn conformance_of(
             .arg("--skip-symbolization"),
     );
     let raw = d.join("kfdo.raw");
-    let out = profile(&bin, &data, &raw, &["--raw"]);
+    let out = profile(&bin, &data, &raw, &["--unsymbolized"]);
     assert!(
         out.status.success(),
         "{}",

@@ -144,7 +144,12 @@ fn conformance_with(
         &d.join("ref.raw"),
         &["--skip-symbolization"],
     );
-    kfdo_profile(&r, &["--perf-data", data], &d.join("kfdo.raw"), &["--raw"]);
+    kfdo_profile(
+        &r,
+        &["--perf-data", data],
+        &d.join("kfdo.raw"),
+        &["--unsymbolized"],
+    );
     assert_eq!(
         std::fs::read_to_string(d.join("kfdo.raw")).unwrap(),
         std::fs::read_to_string(d.join("ref.raw")).unwrap(),
@@ -153,7 +158,7 @@ fn conformance_with(
     // ... and a profile made from it equals the direct one.
     kfdo_profile(
         &r,
-        &["--raw-in", d.join("ref.raw").to_str().unwrap()],
+        &["--unsymbolized-in", d.join("ref.raw").to_str().unwrap()],
         &d.join("from-raw.txt"),
         &["--format", "text"],
     );
@@ -407,19 +412,23 @@ fn raw_profiles_merge_exactly() {
         &a,
         &["--perf-data", a.data.to_str().unwrap()],
         &ra,
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
         &["--perf-data", b_data.to_str().unwrap()],
         &rb,
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
-        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &[
+            "--unsymbolized-in",
+            ra.to_str().unwrap(),
+            rb.to_str().unwrap(),
+        ],
         &d.join("ab.raw"),
-        &["--raw"],
+        &["--unsymbolized"],
     );
     kfdo_profile(
         &a,
@@ -429,7 +438,7 @@ fn raw_profiles_merge_exactly() {
             b_data.to_str().unwrap(),
         ],
         &d.join("both.raw"),
-        &["--raw"],
+        &["--unsymbolized"],
     );
     assert_eq!(
         std::fs::read(d.join("ab.raw")).unwrap(),
@@ -445,7 +454,11 @@ fn raw_profiles_merge_exactly() {
 
     kfdo_profile(
         &a,
-        &["--raw-in", ra.to_str().unwrap(), rb.to_str().unwrap()],
+        &[
+            "--unsymbolized-in",
+            ra.to_str().unwrap(),
+            rb.to_str().unwrap(),
+        ],
         &d.join("ab.txt"),
         &["--format", "text"],
     );

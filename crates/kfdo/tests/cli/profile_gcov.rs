@@ -337,7 +337,7 @@ fn agrees_with_create_gcov_where_it_runs() {
     let raw = dir.path().join("lz.raw");
     run_ok(
         kfdo()
-            .args(["profile", "-q", "--raw", "--binary"])
+            .args(["profile", "-q", "--unsymbolized", "--binary"])
             .arg(&bin)
             .arg("--perf-data")
             .arg(&data)

@@ -245,6 +245,22 @@ fn capabilities_explain_this_machine() {
     let o = kfdo().args(["capabilities", "--json"]).output().unwrap();
     assert!(o.status.success());
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The document as it has always printed: these keys, sorted at every level
+    // (printing the parsed document again gives the same text).
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_eq!(
+        text.trim_end(),
+        serde_json::to_string_pretty(&j).unwrap(),
+        "{text}"
+    );
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        keys(&j),
+        ["auto", "auto_steps", "kvm", "llvm", "machine", "methods"]
+    );
+    assert_eq!(keys(&j["kvm"]), ["probe", "why_not", "works"]);
+    assert_eq!(keys(&j["llvm"]), ["default", "installed", "known"]);
+    assert_eq!(keys(&j["methods"][0]), ["available", "method", "why_not"]);
     let methods = j["methods"].as_array().unwrap();
     for m in methods {
         if m["available"] == false {

@@ -17,6 +17,15 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// The keys of a `--json` document, checking that it prints them sorted at every level
+/// (printing the parsed document again gives the same text), as it always has.
+fn sorted_keys(o: &Output) -> Vec<String> {
+    let text = String::from_utf8_lossy(&o.stdout);
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(text.trim_end(), serde_json::to_string_pretty(&j).unwrap());
+    j.as_object().unwrap().keys().cloned().collect()
+}
+
 fn json_and_stderr(o: &Output) -> (serde_json::Value, String) {
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     let j = serde_json::from_slice(&o.stdout)
@@ -44,7 +53,7 @@ fn record_profile_and_heatmap_name_each_count_alike() {
     let recorded_words = format!("{} samples recorded (all processes)", grouped(recorded));
     assert!(rec_err.contains(&recorded_words), "record: {rec_err}");
 
-    let (prof, prof_err) = json_and_stderr(&run_ok(
+    let o = run_ok(
         kfdo()
             .args(["profile", "--json", "--binary"])
             .arg(&bin)
@@ -52,7 +61,29 @@ fn record_profile_and_heatmap_name_each_count_alike() {
             .arg(&data)
             .arg("-o")
             .arg(dir.path().join("lz.prof")),
-    ));
+    );
+    assert_eq!(
+        sorted_keys(&o),
+        [
+            "binary",
+            "bolt",
+            "branches",
+            "build",
+            "format",
+            "functions",
+            "gcc",
+            "inputs",
+            "locations_with_discriminators",
+            "modules",
+            "next",
+            "output",
+            "propeller",
+            "ranges",
+            "seconds",
+            "total_samples"
+        ]
+    );
+    let (prof, prof_err) = json_and_stderr(&o);
     let in_binary = prof["inputs"][0]["samples_in_binary"].as_u64().unwrap();
     assert_eq!(prof["inputs"][0]["samples"].as_u64(), Some(recorded));
     let in_binary_words = format!("{} samples in {}", grouped(in_binary), bin.display());
@@ -80,7 +111,7 @@ fn record_profile_and_heatmap_name_each_count_alike() {
     );
 
     // --raw-out's summary counts the same two, in the same words.
-    let (raw, raw_err) = json_and_stderr(&run_ok(
+    let o = run_ok(
         kfdo()
             .args(["profile", "--json", "--host", "h", "--binary"])
             .arg(&bin)
@@ -88,7 +119,25 @@ fn record_profile_and_heatmap_name_each_count_alike() {
             .arg(&data)
             .arg("--raw-out")
             .arg(dir.path().join("lz.parquet")),
-    ));
+    );
+    assert_eq!(
+        sorted_keys(&o),
+        [
+            "binary_path",
+            "build_id",
+            "host",
+            "next",
+            "output",
+            "recorder",
+            "rows",
+            "samples",
+            "samples_recorded",
+            "seconds",
+            "window_end_ns",
+            "window_start_ns"
+        ]
+    );
+    let (raw, raw_err) = json_and_stderr(&o);
     assert_eq!(raw["samples_recorded"].as_u64(), Some(recorded));
     assert_eq!(raw["samples"].as_u64(), Some(in_binary));
     assert!(

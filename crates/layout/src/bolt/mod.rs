@@ -99,7 +99,7 @@ pub fn bolt_profile(binary: &Path, perf_data: &[PathBuf]) -> Result<BoltProfile,
     let mut stats = BoltStats::default();
     for perf in perf_data {
         let (mut samples, mut with_branches, mut in_binary) = (0u64, 0u64, 0u64);
-        kfdo_aggregate::collect::for_each_sample(perf, &target, |s, view| {
+        kfdo_aggregate::count::for_each_sample(perf, &target, |s, view| {
             samples += 1;
             if s.branch_stack.is_empty() {
                 return;

@@ -185,6 +185,9 @@ mod tests {
             other => panic!("{:?}", other.map(|m| m.map(|m| m.wall_s))),
         }
         let said = std::fs::read_to_string(dir.path().join("b.log")).unwrap();
-        assert!(said.contains("baseline warmup boot 2: pipe 2000.0 ops/s"), "{said}");
+        assert!(
+            said.contains("baseline warmup boot 2: pipe 2000.0 ops/s"),
+            "{said}"
+        );
     }
 }
