@@ -584,6 +584,53 @@ mod tests {
     }
 
     #[test]
+    fn the_layout_kernels_plan_their_base_recordings() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/kernel/autofdo-recipe/recipe.toml");
+        let r = KernelRecipe::load(&path).unwrap();
+        let variants =
+            KernelVariant::parse_list("autofdo+thinlto+propeller,autofdo+thinlto+bolt", &r)
+                .unwrap();
+        let steps = kernel::step_list::step_list(&kernel::step_list::Shape {
+            recipe: &r,
+            variants: &variants,
+            heatmaps: false,
+            packages: false,
+            uml: false,
+            kvm: false,
+        });
+        // The order optimize_kernel_propeller's run takes them in.
+        assert_eq!(
+            steps.names(),
+            [
+                "kernel source",
+                "configure base",
+                "configure baseline",
+                "configure autofdo+thinlto",
+                "configure autofdo+thinlto+propeller",
+                "configure autofdo+thinlto+bolt",
+                "build initramfs",
+                "build baseline",
+                "initramfs baseline",
+                "record training run",
+                "profile kfdo",
+                "profile llvm-profgen",
+                "build autofdo+thinlto",
+                "initramfs autofdo+thinlto",
+                "record autofdo+thinlto training run",
+                "profile propeller",
+                "build autofdo+thinlto+propeller",
+                "record autofdo+thinlto training run for BOLT",
+                "bolt autofdo+thinlto+bolt",
+                "initramfs autofdo+thinlto+propeller",
+                "initramfs autofdo+thinlto+bolt",
+                "benchmark",
+                "report",
+            ]
+        );
+    }
+
+    #[test]
     fn the_options_a_run_reads_are_its_steps_options() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../recipes");
         let program = default_steps(&root.join("sqlite3/recipe.toml")).reads();

@@ -66,7 +66,12 @@ pub fn step_list(s: &Shape<'_>) -> StepList {
     }
     for v in &s.variants[1..] {
         if v.bolt {
+            // The kernel it rewrites, recorded again (booted with BOLT's boot arguments).
             initramfs(&mut l, PROPELLER_BASE);
+            l.push(
+                format!("record {PROPELLER_BASE} training run for BOLT"),
+                &[Opt::Period],
+            );
             l.push(format!("bolt {}", v.name), &[]);
             continue;
         }
