@@ -51,7 +51,7 @@ fn kvm_status(o: &KernelOptions) -> KvmStatus {
             reason: "--no-kvm".into(),
         };
     }
-    if o.recipe.kernel.arch != "x86_64" || std::env::consts::ARCH != "x86_64" {
+    if !super::step_list::kvm_possible(&o.recipe) {
         return KvmStatus::Absent {
             reason: format!(
                 "an {} kernel on an {} host",

@@ -34,11 +34,12 @@ impl<'a> Shape<'a> {
             kvm,
         }
     }
+}
 
-    /// `--no-kvm` means something only where an x86_64 kernel could boot under KVM.
-    fn kvm_possible(&self) -> bool {
-        self.recipe.kernel.arch == "x86_64" && std::env::consts::ARCH == "x86_64"
-    }
+/// Whether the recipe's kernels could boot under KVM here: an x86_64 kernel on an
+/// x86_64 host (`--no-kvm` means something only then).
+pub fn kvm_possible(recipe: &KernelRecipe) -> bool {
+    recipe.kernel.arch == "x86_64" && std::env::consts::ARCH == "x86_64"
 }
 
 pub fn step_list(s: &Shape<'_>) -> StepList {
@@ -124,7 +125,7 @@ pub fn step_list(s: &Shape<'_>) -> StepList {
     if s.recipe.uml.is_some() {
         l.chooses(&[Opt::NoUml]);
     }
-    if s.kvm_possible() {
+    if kvm_possible(s.recipe) {
         l.chooses(&[Opt::NoKvm]);
     }
     l
